@@ -1,0 +1,549 @@
+"""``python -m agents``: ask a question, print a schema, compare pipelines, prepare the model.
+
+Every expected failure -- a missing or broken database, an empty question, an unreachable model,
+an unknown pipeline or parameter -- ends with one line on stderr starting ``error:`` and a
+non-zero exit status (2 for a usage mistake, 1 for a failure at run time), never a traceback:
+the command line is a user interface too.
+
+Further subcommands plug in without this file knowing them: each module named in
+:data:`COMMAND_MODULES` provides ``register(subparsers)``, adds its parser there and sets
+``func=handler`` with ``handler(args) -> exit status``. Handlers may use :func:`add_llm_options`,
+:func:`make_llm`, :func:`open_db` and raise :class:`CLIError`/:class:`UsageError`. A module
+that is not installed is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import threading
+from typing import Any, Sequence
+
+from .engine import ExecLimits, Pipeline, start_run
+from .events import RunFinished, StepEvent, StepStarted
+
+PROG = "python -m agents"
+MAX_QUESTION_CHARS = 20_000
+COMMAND_MODULES = ["agents.evaluation.command"]
+CELL_WIDTH = 40
+
+
+class CLIError(Exception):
+    """A failure the user can act on; ``str()`` is the whole message."""
+
+    exit_code = 1
+
+
+class UsageError(CLIError):
+    """The command line itself is wrong."""
+
+    exit_code = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one ``error:`` line instead of a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+# -- entry point --------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help()
+            return 2
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        return _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 1
+    except Exception as exc:  # noqa: BLE001 -- the last guard: one line, no traceback
+        message = str(exc) or exc.__class__.__name__
+        if not _is_user_facing(exc):
+            message = f"{exc.__class__.__name__}: {message}"
+        return _fail(message, 1)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+def _is_user_facing(exc: Exception) -> bool:
+    """Errors whose message is written for the user (database, model, settings layers)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"DatabaseError", "LLMError", "SettingsError", "LocalModelError",
+                         "UnsafeSQLError"})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Text-to-SQL Agent Studio from the command line.")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for register in (_register_ask, _register_schema, _register_compare, _register_model):
+        register(sub)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
+                continue  # that command is not installed
+            raise
+        module.register(sub)
+    return parser
+
+
+# -- shared options and resources -----------------------------------------------------------------
+def add_llm_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model (defaults from the environment or config file)")
+    group.add_argument("--provider", choices=["local", "openai"],
+                       help="local: the embedded model; openai: an OpenAI-compatible endpoint")
+    group.add_argument("--base-url", help="endpoint URL, e.g. http://127.0.0.1:8080/v1")
+    group.add_argument("--model", help="model name sent to the endpoint")
+    group.add_argument("--temperature", type=float, help="sampling temperature (0-2)")
+    group.add_argument("--no-cache", action="store_true", help="do not use cached answers")
+
+
+def make_llm(args: argparse.Namespace):
+    """The LLM client from the settings, with the command-line overrides applied."""
+    from .config import load_settings
+    from .llm import make_client
+
+    settings = load_settings(provider=args.provider, base_url=args.base_url, model=args.model,
+                             temperature=args.temperature,
+                             cache=False if args.no_cache else None)
+    return make_client(settings)
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, metavar="PATH", help="SQLite database file")
+
+
+def open_db(path: str):
+    from .database import open_database
+
+    return open_database(path)
+
+
+def check_question(question: str) -> str:
+    """The question, stripped; a :class:`UsageError` when it is empty or absurdly long."""
+    text = (question or "").strip()
+    if not text:
+        raise UsageError("the question is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is too long ({len(text):,} characters; the limit is "
+                         f"{MAX_QUESTION_CHARS:,})")
+    return text
+
+
+def pick_pipeline(name: str) -> Pipeline:
+    from .pipelines import get_pipeline
+
+    try:
+        return get_pipeline(name)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+
+
+def parse_params(pipeline: Pipeline, pairs: Sequence[str]) -> dict:
+    """``NAME=VALUE`` strings as typed parameter values for ``pipeline``."""
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        name, value = _split_pair(pair)
+        values[name] = _coerce_param(pipeline, name, value)
+    return values
+
+
+def _split_pair(pair: str) -> tuple[str, str]:
+    name, sep, value = pair.partition("=")
+    if not sep or not name.strip():
+        raise UsageError(f"--param expects NAME=VALUE, not {pair!r}")
+    return name.strip(), value.strip()
+
+
+def _coerce_param(pipeline: Pipeline, name: str, value: str) -> Any:
+    spec = next((p for p in pipeline.params if p.name == name), None)
+    if spec is None:
+        known = ", ".join(p.name for p in pipeline.params) or "none"
+        raise UsageError(f"pipeline {pipeline.name!r} has no parameter {name!r} "
+                         f"(its parameters: {known})")
+    try:
+        return spec.coerce(value)
+    except (TypeError, ValueError) as exc:
+        if str(exc).startswith(spec.name):
+            raise UsageError(f"--param {name}: {exc}") from None
+        kind = spec.kind or type(spec.default).__name__
+        expected = {"int": "a whole number", "float": "a number"}.get(kind, kind)
+        raise UsageError(f"--param {name} must be {expected}, not {value!r}") from None
+
+
+# -- ask ------------------------------------------------------------------------------------------
+def _register_ask(sub) -> None:
+    p = sub.add_parser("ask", help="answer a question about a database, showing every agent step",
+                       description="Run a pipeline on one question and stream its agent steps.")
+    add_db_option(p)
+    p.add_argument("question", help="the question, in natural language")
+    p.add_argument("--evidence", default="", help="extra knowledge / hint for the question")
+    p.add_argument("--pipeline", default="macsql", help="pipeline name (default: macsql)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="pipeline parameter (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the whole run trace as JSON")
+    p.add_argument("--max-rows", type=int, default=20, metavar="N",
+                   help="result rows to show (default: 20)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="time limit per SQL query in seconds (default: 10)")
+    add_llm_options(p)
+    p.set_defaults(func=cmd_ask)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    question = check_question(args.question)
+    pipeline = pick_pipeline(args.pipeline)
+    params = parse_params(pipeline, args.param)
+    limits = _limits(args)
+    db = open_db(args.db)
+    llm = make_llm(args)
+    out = sys.stdout
+    run = None
+    cancel = threading.Event()
+    items = start_run(pipeline, question, db, llm, evidence=args.evidence, params=params,
+                      limits=limits, cancel=cancel)
+    try:
+        for item in items:
+            if isinstance(item, RunFinished):
+                run = item.run
+            elif not args.json:
+                _print_item(item, out)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    assert run is not None
+    if args.json:
+        print(json.dumps(run.to_dict(), indent=2, ensure_ascii=False, default=str), file=out)
+    else:
+        _print_outcome(run, args.max_rows, out)
+    return _run_exit(run)
+
+
+def _limits(args: argparse.Namespace) -> ExecLimits:
+    if args.max_rows < 1:
+        raise UsageError("--max-rows must be at least 1")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    return ExecLimits(timeout=args.timeout, max_rows=max(1000, args.max_rows))
+
+
+def _run_exit(run) -> int:
+    if run.status != "done":
+        raise CLIError(run.error or f"the run {run.status}")
+    if run.result and not run.result.get("ok"):
+        raise CLIError(f"the final SQL failed: {run.result.get('error')}")
+    if not run.final_sql:
+        raise CLIError("the pipeline produced no SQL")
+    return 0
+
+
+def _print_item(item, out) -> None:
+    if isinstance(item, StepStarted):
+        title = f" - {item.title}" if item.title else ""
+        print(f"\n[{item.index + 1}] {item.agent}{title} ...", file=out, flush=True)
+    elif isinstance(item, StepEvent):
+        for line in render_event(item):
+            print(line, file=out)
+        out.flush()
+
+
+def _print_outcome(run, max_rows: int, out) -> None:
+    print("", file=out)
+    if run.final_sql:
+        print("Final SQL:", file=out)
+        print(_indent(format_sql(run.final_sql), 2), file=out)
+    if run.result:
+        print("", file=out)
+        if run.result.get("ok"):
+            print(format_result(run.result, max_rows), file=out)
+        else:
+            print(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
+                  f"{run.result.get('error')}", file=out)
+    totals = run.totals()
+    print(f"\n{run.status}: {totals['llm_calls']} model call(s), {totals['prompt_tokens']}+"
+          f"{totals['completion_tokens']} tokens, {totals['seconds']:.1f} s", file=out)
+
+
+# -- rendering ------------------------------------------------------------------------------------
+def render_event(event: StepEvent) -> list[str]:
+    """A compact human rendering of one finished step."""
+    lines: list[str] = []
+    parsed = event.parsed if isinstance(event.parsed, dict) else {}
+    if event.status == "skipped":
+        lines.append(f"  skipped: {'; '.join(event.notes) or 'nothing to do'}")
+    else:
+        if "tables" in parsed and parsed.get("used", True):
+            lines += _render_selection(parsed["tables"])
+        elif "sub_questions" in parsed:
+            lines += _render_sub_questions(parsed["sub_questions"])
+        elif "sql_before" in parsed:
+            lines += _render_repair(parsed)
+        elif parsed.get("status") == "ok" and "rows" in parsed:
+            lines.append(f"  the SQL runs and returns {parsed['rows']} row(s)")
+        elif parsed.get("status") == "gave_up":
+            lines.append(f"  still failing ({parsed.get('error_class')}): {parsed.get('error')}")
+        elif parsed:
+            lines += _render_generic(parsed)
+        if event.sql and not _sql_shown(parsed, event.sql):
+            lines.append("  SQL:")
+            lines.append(_indent(format_sql(event.sql), 4))
+        for note in event.notes:
+            lines.append(f"  note: {note}")
+    if event.status == "error":
+        lines.append(f"  FAILED: {event.error}")
+    cost = f"{event.seconds:.1f} s"
+    if event.calls:
+        cost = (f"{len(event.calls)} model call(s), {event.prompt_tokens}+"
+                f"{event.completion_tokens} tokens, {cost}")
+    lines.append(f"  ({cost})")
+    return lines
+
+
+def _render_selection(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        if row.get("decision") == "drop_all" or not row.get("kept"):
+            lines.append(f"  drop {row.get('table')}")
+        elif row.get("dropped"):
+            lines.append(f"  keep {row.get('table')}: {', '.join(row['kept'])} "
+                         f"(dropped {len(row['dropped'])} column(s))")
+        else:
+            lines.append(f"  keep {row.get('table')} (all columns)")
+    return lines
+
+
+def _render_sub_questions(pairs: list[dict]) -> list[str]:
+    lines = []
+    for i, pair in enumerate(pairs, start=1):
+        lines.append(f"  Sub question {i}: {pair.get('question') or '(unnamed)'}")
+        lines.append(_indent(format_sql(pair.get("sql") or ""), 4))
+    return lines
+
+
+def _render_repair(parsed: dict) -> list[str]:
+    return [f"  error ({parsed.get('error_class')}): {parsed.get('error')}",
+            f"  repair {parsed.get('attempt')}:",
+            _indent(format_sql(parsed.get("sql_after") or ""), 4)]
+
+
+def _render_generic(parsed: dict) -> list[str]:
+    lines = []
+    for key, value in parsed.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                               default=str)
+        text = " ".join(str(text).split())
+        if len(text) > 300:
+            text = text[:297] + "..."
+        lines.append(f"  {key}: {text}")
+    return lines
+
+
+def _sql_shown(parsed: dict, sql: str) -> bool:
+    if "sub_questions" in parsed:
+        return any((p.get("sql") or "").strip() == sql.strip() for p in parsed["sub_questions"])
+    return "sql_before" in parsed or parsed.get("sql") == sql
+
+
+def format_sql(sql: str) -> str:
+    """SQL laid out one clause per line (sqlparse); unchanged when it cannot be parsed."""
+    try:
+        import sqlparse
+
+        return sqlparse.format(sql, reindent=True, keyword_case="upper").strip()
+    except Exception:  # noqa: BLE001 -- formatting is cosmetic
+        return sql.strip()
+
+
+def format_result(result: dict, max_rows: int) -> str:
+    """A plain-text table of a result preview, at most ``max_rows`` rows."""
+    columns = [str(c) for c in result.get("columns") or []]
+    rows = result.get("rows") or []
+    shown = rows[:max_rows]
+    cells = [[_cell(v) for v in row] for row in shown]
+    widths = [len(c) for c in columns]
+    for row in cells:
+        for i, text in enumerate(row):
+            if i < len(widths):
+                widths[i] = max(widths[i], len(text))
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(t.ljust(w) for t, w in zip(row, widths)).rstrip() for row in cells]
+    total = result.get("row_count", len(rows))
+    more = "+" if result.get("truncated") else ""
+    if len(shown) < total or result.get("truncated"):
+        lines.append(f"(truncated: showing {len(shown)} of {total}{more} rows)")
+    else:
+        lines.append(f"({total} row{'s' if total != 1 else ''})")
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    text = "NULL" if value is None else str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 3] + "..."
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+# -- schema ---------------------------------------------------------------------------------------
+def _register_schema(sub) -> None:
+    p = sub.add_parser("schema", help="print a database's schema as the agents see it")
+    add_db_option(p)
+    p.add_argument("--format", choices=["macsql", "ddl"], default="macsql",
+                   help="macsql: column lists with value examples; ddl: CREATE TABLE text")
+    p.set_defaults(func=cmd_schema)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    schema = open_db(args.db).schema
+    if args.format == "ddl":
+        print(schema.render_ddl().strip())
+        return 0
+    print(schema.render_macsql().strip())
+    foreign_keys = schema.render_foreign_keys().strip()
+    if foreign_keys:
+        print("[Foreign keys]")
+        print(foreign_keys)
+    return 0
+
+
+# -- compare --------------------------------------------------------------------------------------
+def _register_compare(sub) -> None:
+    p = sub.add_parser("compare", help="run several pipelines on one question and compare",
+                       description="Run each pipeline on the same question; show whose "
+                                   "results agree.")
+    add_db_option(p)
+    p.add_argument("question", help="the question, in natural language")
+    p.add_argument("--pipelines", default="baseline,macsql", metavar="A,B,...",
+                   help="comma-separated pipeline names (default: baseline,macsql)")
+    p.add_argument("--evidence", default="", help="extra knowledge / hint for the question")
+    p.add_argument("--param", action="append", default=[], metavar="[PIPELINE.]NAME=VALUE",
+                   help="parameter for one pipeline (PIPELINE.NAME=VALUE) or for every "
+                        "pipeline that has it (NAME=VALUE); repeatable")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--max-rows", type=int, default=5, metavar="N",
+                   help="result rows to show per pipeline (default: 5)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="time limit per SQL query in seconds (default: 10)")
+    add_llm_options(p)
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+
+    question = check_question(args.question)
+    names = [n.strip() for n in args.pipelines.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--pipelines is empty")
+    pipelines = [pick_pipeline(n) for n in dict.fromkeys(names)]
+    params = compare_params(pipelines, args.param)
+    limits = _limits(args)
+    db = open_db(args.db)
+    llm = make_llm(args)
+
+    def show(name: str, item) -> None:
+        if isinstance(item, StepEvent) and not args.json:
+            state = {"ok": "done", "skipped": "skipped", "error": "FAILED"}[item.status]
+            detail = f": {item.error}" if item.error else ""
+            print(f"[{name}] {item.agent} {state} ({item.seconds:.1f} s){detail}", flush=True)
+
+    result = compare(pipelines, question, db, llm, evidence=args.evidence,
+                     params_by_pipeline=params, on_item=show, limits=limits)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
+    else:
+        print_comparison(result, args.max_rows)
+    if not any(o.result_ok for o in result.outcomes):
+        raise CLIError("no pipeline produced a result")
+    return 0
+
+
+def compare_params(pipelines: list[Pipeline], pairs: Sequence[str]) -> dict[str, dict]:
+    by_name = {p.name: p for p in pipelines}
+    params: dict[str, dict] = {p.name: {} for p in pipelines}
+    for pair in pairs:
+        name, value = _split_pair(pair)
+        target, dot, key = name.partition(".")
+        if dot and target in by_name:
+            params[target][key] = _coerce_param(by_name[target], key, value)
+            continue
+        if dot:
+            raise UsageError(f"--param {pair!r}: {target!r} is not one of the compared "
+                             f"pipelines ({', '.join(by_name)})")
+        owners = [p for p in pipelines if any(s.name == name for s in p.params)]
+        if not owners:
+            raise UsageError(f"no compared pipeline has a parameter {name!r}")
+        for p in owners:
+            params[p.name][name] = _coerce_param(p, name, value)
+    return params
+
+
+def print_comparison(result, max_rows: int) -> None:
+    header = ["pipeline", "status", "rows", "calls", "tokens", "seconds", "agrees with"]
+    table = []
+    for o in result.outcomes:
+        rows = str(o.result.get("row_count")) if o.result_ok else "-"
+        mates = [n for n in (result.groups[o.group] if o.group is not None else [])
+                 if n != o.pipeline]
+        table.append([o.pipeline, o.status if o.result_ok or o.status != "done" else "sql error",
+                      rows, str(o.calls), f"{o.prompt_tokens}+{o.completion_tokens}",
+                      f"{o.seconds:.1f}", ", ".join(mates) or "-"])
+    widths = [max(len(r[i]) for r in [header] + table) for i in range(len(header))]
+    print("")
+    for row in [header, ["-" * w for w in widths]] + table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    for o in result.outcomes:
+        print(f"\n== {o.pipeline} ==")
+        if o.final_sql:
+            print(_indent(format_sql(o.final_sql), 2))
+        if o.result_ok:
+            print(_indent(format_result(o.result, max_rows), 2))
+        elif o.result:
+            print(f"  the SQL failed: {o.result.get('error')}")
+        if o.error:
+            print(f"  error: {o.error}")
+    print("")
+    if result.all_agree:
+        print("Agreement: all pipelines return the same result.")
+    elif result.groups:
+        groups = " | ".join("{" + ", ".join(g) + "}" for g in result.groups)
+        print(f"Agreement groups: {groups}")
+    else:
+        print("Agreement: no pipeline produced a result.")
+
+
+# -- model ----------------------------------------------------------------------------------------
+def _register_model(sub) -> None:
+    p = sub.add_parser("model", help="manage the embedded model")
+    actions = p.add_subparsers(title="actions", metavar="ACTION")
+    prepare = actions.add_parser("prepare", help="assemble and verify the embedded model")
+    prepare.add_argument("--fast", action="store_true",
+                         help="the smaller 0.5B variant instead of the 1.5B model")
+    prepare.set_defaults(func=cmd_model_prepare)
+    p.set_defaults(func=lambda args: _missing_action(p))
+
+
+def _missing_action(parser: argparse.ArgumentParser) -> int:
+    raise UsageError(f"choose an action (see: {parser.prog} --help)")
+
+
+def cmd_model_prepare(args: argparse.Namespace) -> int:
+    from .local_model import prepare_main
+
+    return prepare_main(["--fast"] if args.fast else [])

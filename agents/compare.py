@@ -1,0 +1,186 @@
+"""Run several pipelines on the same question and say whose results agree.
+
+Two pipelines agree when their final queries return the same rows as multisets -- row order
+does not matter and neither does the order of the columns (``SELECT name, price`` and
+``SELECT price, name`` agree) -- which is how execution accuracy judges a query, too. Column
+names are ignored: aliases are a matter of taste, values are not.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .engine import ExecLimits, Pipeline, run_to_end, start_run
+from .events import Run
+from .pipelines import get_pipeline
+
+MAX_PERMUTATIONS = 5040  # 7! column orders; wider results only match in their given order
+FLOAT_DIGITS = 6
+
+
+@dataclass
+class PipelineOutcome:
+    """One pipeline's answer to the shared question."""
+
+    pipeline: str
+    status: str  # done | failed | stopped | error
+    error: str | None = None
+    final_sql: str | None = None
+    result: dict | None = None  # ExecResult.preview() of the final SQL
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    group: int | None = None  # index into ComparisonResult.groups; None: no usable result
+    run: Run | None = None
+
+    @property
+    def result_ok(self) -> bool:
+        return bool(self.result and self.result.get("ok"))
+
+    def to_dict(self) -> dict:
+        return {
+            "pipeline": self.pipeline, "status": self.status, "error": self.error,
+            "final_sql": self.final_sql, "result": self.result, "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 3), "group": self.group,
+            "run": self.run.to_dict() if self.run else None,
+        }
+
+
+@dataclass
+class ComparisonResult:
+    question: str
+    db_name: str
+    evidence: str = ""
+    outcomes: list[PipelineOutcome] = field(default_factory=list)
+    groups: list[list[str]] = field(default_factory=list)  # pipelines with equal results
+
+    @property
+    def all_agree(self) -> bool:
+        """Every pipeline produced a result and all results are equal."""
+        return (len(self.groups) == 1 and bool(self.outcomes)
+                and len(self.groups[0]) == len(self.outcomes))
+
+    def outcome(self, pipeline: str) -> PipelineOutcome:
+        return next(o for o in self.outcomes if o.pipeline == pipeline)
+
+    def to_dict(self) -> dict:
+        return {"question": self.question, "db_name": self.db_name, "evidence": self.evidence,
+                "all_agree": self.all_agree, "groups": self.groups,
+                "outcomes": [o.to_dict() for o in self.outcomes]}
+
+
+def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidence: str = "",
+            params_by_pipeline: dict[str, dict] | None = None,
+            on_item: Callable[[str, Any], None] | None = None, *,
+            limits: ExecLimits | None = None, services: dict | None = None,
+            cancel=None) -> ComparisonResult:
+    """Run each pipeline in turn (the model serves one request at a time anyway).
+
+    ``on_item(pipeline_name, item)`` receives every StepStarted/StepEvent/RunFinished as it
+    happens. A pipeline that fails, even with an unexpected exception, becomes an outcome with
+    its error; it never stops the others.
+    """
+    comparison = ComparisonResult(question=question, db_name=db.name, evidence=evidence or "")
+    params_by_pipeline = params_by_pipeline or {}
+    for entry in pipelines:
+        pipeline = get_pipeline(entry) if isinstance(entry, str) else entry
+        outcome = PipelineOutcome(pipeline=pipeline.name, status="error")
+        try:
+            items = start_run(pipeline, question, db, llm, evidence=evidence,
+                              params=params_by_pipeline.get(pipeline.name), limits=limits,
+                              services=services, cancel=cancel)
+            if on_item is not None:
+                items = _tap(items, pipeline.name, on_item)
+            run = run_to_end(items)
+        except Exception as exc:  # bad parameters or a broken pipeline: report, go on
+            outcome.error = str(exc) or exc.__class__.__name__
+            comparison.outcomes.append(outcome)
+            continue
+        outcome.status, outcome.error = run.status, run.error
+        outcome.final_sql, outcome.result = run.final_sql, run.result
+        outcome.calls, outcome.seconds = run.llm_calls, run.seconds
+        outcome.prompt_tokens, outcome.completion_tokens = run.prompt_tokens, run.completion_tokens
+        outcome.run = run
+        comparison.outcomes.append(outcome)
+    comparison.groups = agreement_groups(comparison.outcomes)
+    for index, group in enumerate(comparison.groups):
+        for name in group:
+            comparison.outcome(name).group = index
+    return comparison
+
+
+def _tap(items, name: str, on_item: Callable[[str, Any], None]):
+    for item in items:
+        on_item(name, item)
+        yield item
+
+
+def agreement_groups(outcomes: list[PipelineOutcome]) -> list[list[str]]:
+    """Pipelines grouped by equal results, largest group first; failed results are left out."""
+    groups: list[tuple[dict, list[str]]] = []
+    for outcome in outcomes:
+        if not outcome.result_ok:
+            continue
+        for result, names in groups:
+            if results_agree(result, outcome.result):
+                names.append(outcome.pipeline)
+                break
+        else:
+            groups.append((outcome.result, [outcome.pipeline]))
+    ordered = sorted(groups, key=lambda g: -len(g[1]))  # stable: ties keep pipeline order
+    return [names for _, names in ordered]
+
+
+def results_agree(a: dict, b: dict) -> bool:
+    """True when two result previews hold the same multiset of rows, in any column order."""
+    rows_a, rows_b = _rows(a), _rows(b)
+    if len(rows_a) != len(rows_b) or a.get("row_count") != b.get("row_count"):
+        return False
+    width = len(rows_a[0]) if rows_a else len(a.get("columns") or [])
+    if width != (len(rows_b[0]) if rows_b else len(b.get("columns") or [])):
+        return False
+    if not rows_a:
+        return True
+    target = Counter(rows_b)
+    if Counter(rows_a) == target:
+        return True
+    for order in _column_orders(rows_a, rows_b, width):
+        if Counter(tuple(row[i] for i in order) for row in rows_a) == target:
+            return True
+    return False
+
+
+def _column_orders(rows_a: list[tuple], rows_b: list[tuple], width: int):
+    """Column permutations of ``a`` whose every column holds the same values as ``b``'s."""
+    cols_a = [Counter(row[i] for row in rows_a) for i in range(width)]
+    cols_b = [Counter(row[i] for row in rows_b) for i in range(width)]
+    candidates = [[i for i in range(width) if cols_a[i] == cols_b[j]] for j in range(width)]
+    if any(not c for c in candidates):
+        return
+    tried = 0
+    for order in itertools.product(*candidates):
+        if len(set(order)) != width:
+            continue
+        tried += 1
+        if tried > MAX_PERMUTATIONS:
+            return
+        yield order
+
+
+def _rows(result: dict) -> list[tuple]:
+    return [tuple(_normal(v) for v in row) for row in result.get("rows") or []]
+
+
+def _normal(value: Any) -> Any:
+    """Equal-looking values compare equal: 2 == 2.0, floats to 6 decimals."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        rounded = round(value, FLOAT_DIGITS)
+        return int(rounded) if rounded.is_integer() else rounded
+    return value

@@ -1,0 +1,207 @@
+"""Summaries of an evaluation: per-pipeline accuracy, cost and time, as JSON and Markdown.
+
+The summary is computed from the results lines alone (plus descriptive metadata: machine,
+model, settings, dataset), so the same numbers come out of the CLI, of a resumed evaluation and
+of the Benchmark page reading an uploaded results file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+from .dataset import order_hardness
+from .records import RESULTS_FILE, ResultsFile
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+
+
+def machine_info() -> dict:
+    return {"platform": platform.platform(), "machine": platform.machine(),
+            "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "python": sys.version.split()[0]}
+
+
+def summarize(records: Iterable[dict]) -> dict:
+    """Per-pipeline numbers: EX overall and by hardness, errors, tokens, calls and time."""
+    by_pipeline: dict[str, list[dict]] = {}
+    for r in records:
+        by_pipeline.setdefault(r["pipeline"], []).append(r)
+    return {name: _pipeline_summary(rows) for name, rows in by_pipeline.items()}
+
+
+def _pipeline_summary(rows: list[dict]) -> dict:
+    scored = [r for r in rows if not r.get("gold_error")]
+    n = len(scored)
+    correct = sum(1 for r in scored if r.get("correct"))
+    levels: dict[str, list[int]] = {}
+    for r in scored:
+        level = levels.setdefault(r.get("hardness") or "unknown", [0, 0])
+        level[0] += 1
+        level[1] += 1 if r.get("correct") else 0
+    by_hardness = {h: {"n": v[0], "correct": v[1], "ex": _pct(v[1], v[0])}
+                   for h, v in order_hardness(levels).items()}
+    metrics = [r.get("metrics") or {} for r in scored]
+    seconds = [float(m.get("seconds") or 0.0) for m in metrics]
+    llm_seconds = sum(float(m.get("llm_seconds") or 0.0) for m in metrics)
+    exec_errors = sum(1 for r in scored if r.get("pred_error") and not r.get("correct"))
+    return {
+        "n": n,
+        "correct": correct,
+        "ex": _pct(correct, n),
+        "by_hardness": by_hardness,
+        "exec_errors": exec_errors,
+        "exec_error_rate": _pct(exec_errors, n),
+        "no_sql": sum(1 for r in scored if r.get("pred_error_class") == "NoSQL"),
+        "failed_runs": sum(1 for r in scored if r.get("status") == "failed"),
+        "truncated": sum(1 for r in scored if r.get("truncated")),
+        "gold_errors": len(rows) - n,
+        "llm_calls_per_q": _mean([m.get("llm_calls") or 0 for m in metrics]),
+        "prompt_tokens_per_q": _mean([m.get("prompt_tokens") or 0 for m in metrics]),
+        "completion_tokens_per_q": _mean([m.get("completion_tokens") or 0 for m in metrics]),
+        "cached_calls": sum(int(m.get("cached_calls") or 0) for m in metrics),
+        "seconds_p50": _percentile(seconds, 50),
+        "seconds_p95": _percentile(seconds, 95),
+        "seconds_total": round(sum(seconds), 2),
+        "outside_model_share": (round(1 - llm_seconds / sum(seconds), 3)
+                                if sum(seconds) > 0 else None),
+    }
+
+
+def build_report(records: list[dict], meta: dict | None = None) -> dict:
+    """The whole report: metadata as given plus the summary of ``records``."""
+    meta = dict(meta or {})
+    report = {"created": meta.pop("created", None) or _now(),
+              "machine": meta.pop("machine", None) or machine_info(), **meta}
+    report["questions_evaluated"] = len({r["question_id"] for r in records})
+    report["pipelines"] = summarize(records)
+    return report
+
+
+def write_report(out_dir: str | Path, meta: dict | None = None) -> dict:
+    """Summarize ``out_dir/results.jsonl`` into ``report.json`` and ``report.md``."""
+    out = Path(out_dir)
+    records = ResultsFile(out / RESULTS_FILE).read()
+    report = build_report(records, meta)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, ensure_ascii=False),
+                                   encoding="utf-8")
+    (out / REPORT_MD).write_text(render_markdown(report), encoding="utf-8")
+    return report
+
+
+def load_folder(folder: str | Path) -> tuple[dict | None, list[dict]]:
+    """(report.json or None, results records) of an evaluation output folder."""
+    folder = Path(folder)
+    report = None
+    path = folder / REPORT_JSON
+    if path.is_file():
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            report = None
+    return report, ResultsFile(folder / RESULTS_FILE).read()
+
+
+def render_markdown(report: dict) -> str:
+    pipelines: dict[str, dict] = report.get("pipelines") or {}
+    dataset = report.get("dataset") or {}
+    sample = report.get("sample") or {}
+    machine = report.get("machine") or {}
+    lines = [f"# Evaluation report: {dataset.get('name') or 'dataset'}", ""]
+    lines.append(f"- Date: {report.get('created')}")
+    if report.get("model"):
+        lines.append(f"- Model: {report['model']}")
+    lines.append(f"- Machine: {machine.get('platform')}, {machine.get('cpu_count')} CPUs, "
+                 f"Python {machine.get('python')}")
+    if dataset:
+        missing = dataset.get("missing_by_db") or {}
+        skipped = sum(missing.values())
+        where = ", ".join(f"{db}: {n}" for db, n in missing.items()) or "none"
+        lines.append(f"- Dataset: {dataset.get('root')} -- {dataset.get('total')} questions, "
+                     f"{skipped} skipped because their database is missing ({where}), "
+                     f"{dataset.get('executable')} executable")
+    if sample:
+        limit = sample.get("limit")
+        lines.append(f"- Sample: {sample.get('size')} questions ({sample.get('mode')}, "
+                     f"seed {sample.get('seed')}, limit {limit if limit is not None else 'none'})")
+    lines.append(f"- Questions with results: {report.get('questions_evaluated', 0)}")
+    lines.append("")
+
+    levels: list[str] = []
+    for s in pipelines.values():
+        levels += [h for h in s["by_hardness"] if h not in levels]
+    levels = list(order_hardness({h: 0 for h in levels}))
+    lines += ["## Execution accuracy (EX, %)", ""]
+    head = ["pipeline", "n", "EX"] + levels + ["exec errors %", "failed runs", "truncated"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in pipelines.items():
+        cells = [name, s["n"], _fmt(s["ex"])]
+        for h in levels:
+            level = s["by_hardness"].get(h)
+            cells.append(f"{_fmt(level['ex'])} ({level['correct']}/{level['n']})" if level else "")
+        cells += [_fmt(s["exec_error_rate"]), s["failed_runs"], s["truncated"]]
+        lines.append(_row(cells))
+    lines += ["", "## Cost and time per question", ""]
+    head = ["pipeline", "LLM calls", "prompt tokens", "completion tokens", "seconds p50",
+            "seconds p95", "time outside the model"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in pipelines.items():
+        share = s["outside_model_share"]
+        lines.append(_row([name, _fmt(s["llm_calls_per_q"]), _fmt(s["prompt_tokens_per_q"], 0),
+                           _fmt(s["completion_tokens_per_q"], 0), _fmt(s["seconds_p50"]),
+                           _fmt(s["seconds_p95"]),
+                           f"{share * 100:.1f}%" if share is not None else ""]))
+    settings = report.get("settings") or {}
+    if settings:
+        lines += ["", "## Settings", ""]
+        lines += [f"- {key}: {value}" for key, value in settings.items()]
+    notes = list(report.get("notes") or [])
+    for name, s in pipelines.items():
+        if s.get("gold_errors"):
+            notes.append(f"{name}: {s['gold_errors']} questions not scored because the gold "
+                         "query failed")
+        if s.get("cached_calls"):
+            notes.append(f"{name}: {s['cached_calls']} model calls were answered from the "
+                         "response cache, so time and tokens understate a fresh run")
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _row(cells: list) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _fmt(value, digits: int = 1) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 2) if whole else None
+
+
+def _mean(values: list) -> float | None:
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolation percentile (numpy's default), None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    low, high = math.floor(pos), math.ceil(pos)
+    value = ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+    return round(value, 3)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

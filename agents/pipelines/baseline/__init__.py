@@ -1,0 +1,60 @@
+"""The baseline: one "SQL Writer" agent turns schema + question into SQL in a single call.
+
+It is the yardstick the multi-agent pipelines are compared against, so it stays plain: no
+reasoning field (on the small embedded model free-text reasoning before the SQL lowered accuracy
+and tripled the output), no repair loop, one model call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...parsing import extract_sql
+from ...prompts import load, render
+from ..common import macsql_schema, user_message
+
+HERE = Path(__file__).parent
+
+
+def schema_text(schema, fmt: str) -> str:
+    """The whole schema as CREATE TABLE statements or in MAC-SQL's column-list format."""
+    if fmt == "ddl":
+        return schema.render_ddl().strip()
+    desc_str, fk_str = macsql_schema(schema)
+    return f"{desc_str}\n# Foreign keys\n{fk_str}" if fk_str else desc_str
+
+
+def question_text(question: str, evidence: str) -> str:
+    evidence = (evidence or "").strip()
+    return f"{question.strip()}\nHint: {evidence}" if evidence else question.strip()
+
+
+def write_sql(ctx: StepContext) -> None:
+    fmt = ctx.params["schema_format"]
+    ctx.set_inputs(tables=ctx.schema.table_names(), schema_format=fmt)
+    prompt = render(load(str(HERE), "writer"), schema=schema_text(ctx.schema, fmt),
+                    question=question_text(ctx.question, ctx.evidence))
+    sql = ctx.ask(user_message(prompt), parse=extract_sql).strip()
+    ctx.data["sql"] = sql
+    ctx.set_output(parsed={"sql": sql}, sql=sql)
+    return None
+
+
+class Baseline(Pipeline):
+    name = "baseline"
+    title = "Baseline (single prompt)"
+    description = "One model call: schema and question in, SQL out."
+    paper = ""
+    params = [
+        ParamSpec("schema_format", "ddl", kind="choice", choices=["ddl", "macsql"],
+                  help="how the schema is shown: CREATE TABLE statements with example values, "
+                       "or MAC-SQL's column lists"),
+    ]
+    steps = [Step("writer", "SQL Writer", write_sql, "Write the SQL")]
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return {"sql": None}
+
+
+PIPELINE = Baseline()

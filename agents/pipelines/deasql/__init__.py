@@ -1,0 +1,80 @@
+"""DEA-SQL (Xie et al., 2024): a workflow of small, focused steps for text-to-SQL.
+
+Five modules in the paper's order (Section 2), each a visible step here: information
+determination in two stages (elements identification, then the information filter that cuts
+the schema), classification & hint (EASY / JOIN / NESTED / JOIN-NESTED decides the generation
+prompt), SQL generation with few-shot examples retrieved by question template, self-correction
+with a targeted checklist, and active learning from fixed error cases. A last execution check,
+this implementation's addition, makes sure the answer runs. The prompts are the paper's
+(Appendix B).
+
+Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten question), then
+``selection`` ({table: [columns]} or None for the whole schema), ``key_info`` and
+``join_conditions``, ``qtype``, ``examples``, ``generated_sql`` and ``sql``.
+"""
+
+from __future__ import annotations
+
+from ...engine import ParamSpec, Pipeline, Step, StepContext
+from . import (active_learning, classification, elements, execution_check, information_filter,
+               self_correction, sql_generation)
+
+
+class DeaSQL(Pipeline):
+    name = "deasql"
+    title = "DEA-SQL"
+    description = ("Identifies the question's elements, filters the schema, classifies the "
+                   "question, writes SQL with similar examples, then self-corrects and applies "
+                   "lessons from typical errors.")
+    paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
+             "through Workflow Paradigm, Findings of ACL 2024")
+    params = [
+        ParamSpec("information_filter", True,
+                  help="cut the schema to the tables and columns the question needs (off: the "
+                       "paper's 'w/o information filter' ablation, the whole schema is used)"),
+        ParamSpec("classification", True,
+                  help="classify the question as EASY / JOIN / NESTED / JOIN-NESTED and use that "
+                       "type's hint and examples (off: one fixed hint for every question)"),
+        ParamSpec("foreign_key_hint", True,
+                  help="show the foreign-key join conditions (link info, H-FK) in the SQL "
+                       "generation prompt of non-EASY questions"),
+        ParamSpec("few_shot", 3, min=0, max=8,
+                  help="examples retrieved by question-template similarity for SQL generation; "
+                       "3 was best in the paper (Fig. 4a) and keeps the prompt well inside a "
+                       "small model's context; 0 = zero-shot"),
+        ParamSpec("exclude_same_db_examples", False,
+                  help="never use examples of the database being asked (for evaluations)"),
+        ParamSpec("self_correction", True,
+                  help="review the SQL against the paper's checklist of frequent errors"),
+        ParamSpec("active_learning", "extremum", kind="choice",
+                  choices=["extremum", "always", "off"],
+                  help="extremum: apply the error cases only to questions that look like "
+                       "extremum problems (saves a model call); always: as in the paper; off"),
+        ParamSpec("repair_attempts", 1, min=0, max=3,
+                  help="if the final SQL fails to run, how often the model may repair it from "
+                       "the error (not in the paper)"),
+    ]
+    steps = [
+        Step("elements", "Elements identification", elements.run,
+             "Identify the question's entities"),
+        Step("information_filter", "Information filter", information_filter.run,
+             "Select the tables, columns and join conditions"),
+        Step("classification", "Classification & hint", classification.run,
+             "Classify the question type"),
+        Step("sql_generation", "SQL generation", sql_generation.run,
+             "Write SQL with similar examples"),
+        Step("self_correction", "Self-correction", self_correction.run,
+             "Check the SQL against frequent errors"),
+        Step("active_learning", "Active learning", active_learning.run,
+             "Apply the lessons of typical error cases"),
+        Step("execution_check", "Execution check", execution_check.run,
+             "Run the SQL and repair it if it fails"),
+    ]
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return {"entities": [], "main_metric": "", "selection": None, "key_info": [],
+                "join_conditions": "", "qtype": None, "examples": [], "generated_sql": None,
+                "sql": None}
+
+
+PIPELINE = DeaSQL()

@@ -1,0 +1,46 @@
+"""Self-correction (Section 2.4, Appendix B.4): a checklist of the errors the model makes most.
+
+Extra columns, ambiguous columns, columns of the wrong table, join conditions that are not
+foreign keys, needless LEFT JOIN and GROUP BY / ORDER BY mistakes. A correction that no longer
+runs while the SQL before it ran is not taken (the SQL before it is kept and the reason noted).
+"""
+
+from __future__ import annotations
+
+from ...engine import StepContext
+from .shared import (foreign_key_lines, hint_text, parse_sql, prompt, same_sql, table_info,
+                     working_schema)
+
+MAX_TOKENS = 400
+
+
+def run(ctx: StepContext) -> str:
+    before = ctx.data.get("sql")
+    if not ctx.params["self_correction"]:
+        ctx.skip("self-correction is off")
+        return "active_learning"
+    if not before:
+        ctx.skip("no SQL to correct")
+        return "active_learning"
+    schema = working_schema(ctx)
+    ctx.set_inputs(sql=before, tables=schema.table_names())
+    after = ctx.ask(prompt("self_correction", table_info=table_info(schema),
+                           foreign_keys=", ".join(foreign_key_lines(schema)) or "None",
+                           question=ctx.question.strip(), hint=hint_text(ctx.evidence), sql=before),
+                    parse=parse_sql, max_tokens=MAX_TOKENS)
+    parsed = {"sql_before": before, "sql_after": after, "changed": False}
+    if same_sql(before, after):
+        ctx.note("no issue found: the SQL is unchanged")
+        ctx.execute(before)
+    else:
+        result = ctx.execute(after)
+        if not result.ok and ctx.db.execute(before, timeout=ctx.limits.timeout,
+                                            max_rows=1).ok:
+            ctx.note(f"the corrected SQL fails ({result.error}); the SQL before it is kept")
+            parsed["kept_before"] = True
+            ctx.execute(before)
+        else:
+            parsed["changed"] = True
+            ctx.data["sql"] = after
+    ctx.set_output(parsed=parsed, sql=ctx.data["sql"])
+    return "active_learning"

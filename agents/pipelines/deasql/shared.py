@@ -1,0 +1,88 @@
+"""What the DEA-SQL agents share: prompt files, the question's schema view and SQL answers.
+
+Every agent after the information filter sees the same sub-schema text, rendered once per
+selection, so consecutive prompts repeat it byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...engine import ParseError, StepContext
+from ...parsing import extract_sql
+from ...prompts import load, render
+
+HERE = Path(__file__).parent
+
+MAX_EXAMPLES = 3  # example values per text column in the table info
+MAX_VALUE_CHARS = 30  # longer values are free text, not something a WHERE clause matches
+_QUERY_START = re.compile(r"(?is)^\s*(select|with)\b")
+
+
+def prompt(name: str, **values: object) -> list[dict]:
+    """The prompt file ``prompts/<name>.txt`` filled in, as a one-message chat."""
+    return [{"role": "user", "content": render(load(str(HERE), name), **values)}]
+
+
+def hint_text(evidence: str | None) -> str:
+    """The evidence as a ``hint:`` line after the question (nothing when there is none)."""
+    text = (evidence or "").strip()
+    return f"\nhint: {text}" if text else ""
+
+
+def working_schema(ctx: StepContext):
+    """The schema the later agents see: the information filter's selection, or all of it."""
+    selection = ctx.data.get("selection")
+    return ctx.schema.subset(selection) if selection else ctx.schema
+
+
+def table_info(schema) -> str:
+    """The paper's ``[table_info]``: CREATE TABLE statements, each followed by a comment with a
+    few short example values of its text columns, so literals in WHERE clauses match the data
+    (the paper's prompts leave the values out; a small model guesses them wrong otherwise)."""
+    statements = schema.render_ddl().strip().split("\n\n")
+    if len(statements) != len(schema.tables):
+        return "\n\n".join(statements)
+    out = []
+    for statement, table in zip(statements, schema.tables):
+        values = []
+        for column in table.columns:
+            texts = [v for v in column.examples or [] if isinstance(v, str)
+                     and len(v) <= MAX_VALUE_CHARS][:MAX_EXAMPLES]
+            if texts:
+                values.append(f"{column.name}: " + ", ".join(_literal(v) for v in texts))
+        if values:
+            statement += "\n/* value examples: " + "; ".join(values) + " */"
+        out.append(statement)
+    return "\n\n".join(out)
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def foreign_key_lines(schema) -> list[str]:
+    return [line.strip() for line in schema.render_foreign_keys().splitlines() if line.strip()]
+
+
+def main_metric(ctx: StepContext) -> str:
+    """The rewritten question from elements identification (the paper's [main_metric])."""
+    return (ctx.data.get("main_metric") or ctx.question).strip()
+
+
+def parse_sql(text: str) -> str:
+    """The one SELECT query in a model answer; anything else is fed back as a ParseError."""
+    sql = extract_sql(text)
+    if not _QUERY_START.match(sql):
+        raise ParseError("the answer must be a single SQLite SELECT query")
+    return sql
+
+
+def same_sql(a: str | None, b: str | None) -> bool:
+    """Equal up to whitespace and a trailing semicolon (a literal's case does matter)."""
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(sql: str | None) -> str:
+    return " ".join((sql or "").strip().rstrip(";").split())

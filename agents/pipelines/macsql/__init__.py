@@ -1,0 +1,47 @@
+"""MAC-SQL (Wang et al., 2025): a Selector, a Decomposer and a Refiner agent in turn.
+
+Algorithm 1 of the paper: when the database is large the Selector keeps only the relevant tables
+and columns; the Decomposer answers the question through sub-questions, the last one's SQL being
+the answer; the Refiner executes that SQL and repairs it from the error until it runs (and
+returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A).
+"""
+
+from __future__ import annotations
+
+from ...engine import ParamSpec, Pipeline, Step, StepContext
+from . import decomposer, refiner, selector
+
+
+class MacSQL(Pipeline):
+    name = "macsql"
+    title = "MAC-SQL"
+    description = ("Selector prunes a large schema, Decomposer solves the question through "
+                   "sub-questions, Refiner repairs SQL that fails or returns nothing.")
+    paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "
+             "COLING 2025")
+    params = [
+        ParamSpec("use_selector", "auto", kind="choice", choices=["auto", "always", "never"],
+                  help="auto: run the Selector only on a large schema; always / never: force it"),
+        ParamSpec("selector_max_avg_columns", 6, min=0,
+                  help="auto mode skips the Selector while the average number of columns per "
+                       "table is at most this (and the total is within the next limit)"),
+        ParamSpec("selector_max_columns", 30, min=0,
+                  help="auto mode skips the Selector while the schema has at most this many "
+                       "columns in all (and the average is within the previous limit)"),
+        ParamSpec("max_refine", 3, min=0, max=10,
+                  help="how many times the Refiner may repair the SQL before giving up"),
+        ParamSpec("refine_empty_result", True,
+                  help="treat SQL that runs but returns no rows as a failure to repair, as the "
+                       "paper does"),
+    ]
+    steps = [
+        Step("selector", "Selector", selector.run, "Select the relevant tables and columns"),
+        Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL"),
+        Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it"),
+    ]
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}
+
+
+PIPELINE = MacSQL()

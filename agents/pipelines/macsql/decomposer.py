@@ -1,0 +1,65 @@
+"""MAC-SQL's Decomposer: split the question into sub-questions and write SQL for each in turn.
+
+The prompt is the paper's (Appendix A.2) with its two demonstrations; the answer is chain-of-
+thought text of "Sub question N: ... SQL ```sql ...```" pairs, and, as in Algorithm 1, the SQL of
+the last sub-question is the answer to the whole question. Small models drift from the format
+(no numbering, bold headings, another invented example after "Question Solved."), so parsing
+keys on the SQL blocks and treats the headings as labels only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...engine import ParseError, StepContext
+from ...parsing import extract_sql, extract_sql_blocks
+from ...prompts import load, render
+from ..common import evidence_text, macsql_schema, user_message
+
+HERE = Path(__file__).parent
+
+_HEADING = re.compile(r"^[ \t>*#_-]*sub[ \t-]*question[ \t]*(\d+)?[ \t*_]*[:.)][ \t*_]*(.*)$",
+                      re.IGNORECASE | re.MULTILINE)
+# What a model writes when it starts inventing a further demonstration after its answer.
+_END = re.compile(r"question solved|^={5,}", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_answer(text: str) -> dict:
+    """``{"sub_questions": [{"question", "sql"}], "sql": final}`` from the model's text."""
+    answer = _END.split(text, maxsplit=1)[0]
+    if not extract_sql_blocks(answer):  # the end marker came before any SQL: use everything
+        answer = text
+    headings = list(_HEADING.finditer(answer))
+    pairs: list[dict] = []
+    if headings:
+        for i, match in enumerate(headings):
+            end = headings[i + 1].start() if i + 1 < len(headings) else len(answer)
+            blocks = extract_sql_blocks(answer[match.end():end])
+            if blocks:
+                pairs.append({"question": match.group(2).strip(" *_"), "sql": blocks[0].strip()})
+    if not pairs:
+        pairs = [{"question": "", "sql": block.strip()} for block in extract_sql_blocks(answer)]
+    if not pairs:
+        try:
+            sql = extract_sql(answer)
+        except ParseError:
+            raise ParseError("no SQL found; write each sub question followed by its SQL in a "
+                             "```sql code block") from None
+        pairs = [{"question": "", "sql": sql.strip()}]
+    return {"sub_questions": pairs, "sql": pairs[-1]["sql"]}
+
+
+def run(ctx: StepContext) -> str:
+    selection = ctx.data.get("selection")
+    desc_str, fk_str = macsql_schema(ctx.schema, selection)
+    tables = list(selection) if selection else ctx.schema.table_names()
+    ctx.set_inputs(tables=tables, selected=bool(selection))
+    prompt = render(load(str(HERE), "decomposer"), desc_str=desc_str, fk_str=fk_str,
+                    query=ctx.question.strip(), evidence=evidence_text(ctx.evidence))
+    answer = ctx.ask(user_message(prompt), parse=parse_answer)
+    ctx.data["sub_questions"] = answer["sub_questions"]
+    ctx.data["sql"] = answer["sql"]
+    ctx.data["refine_attempts"] = 0
+    ctx.set_output(parsed={"sub_questions": answer["sub_questions"]}, sql=answer["sql"])
+    return "refiner"

@@ -1,0 +1,64 @@
+"""MAC-SQL's Refiner: run the SQL, and when it fails (or finds nothing) ask for a repair.
+
+Algorithm 1 of the paper loops "execute, and on error refine" up to a maximum number of tries;
+here each pass is one step event, so the user sees every error and every repaired query, and a
+run can be resumed at any pass with hand-edited SQL. A repaired query is always executed again
+by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
+an empty result counts as a failure unless ``refine_empty_result`` is off.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...engine import StepContext, StepError
+from ...parsing import extract_sql
+from ...prompts import load, render
+from ..common import evidence_text, macsql_schema, user_message
+
+HERE = Path(__file__).parent
+
+EMPTY_RESULT_ERROR = "The SQL executed without error but returned no rows"
+EMPTY_RESULT_CLASS = "EmptyResult"
+
+
+def run(ctx: StepContext) -> str | None:
+    sql = (ctx.data.get("sql") or "").strip()
+    if not sql:
+        raise StepError("there is no SQL to check (the previous step produced none)")
+    attempts = int(ctx.data.get("refine_attempts") or 0)
+    ctx.set_inputs(sql=sql, repairs_so_far=attempts)
+    result = ctx.execute(sql)
+    if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
+        ctx.set_output(parsed={"status": "ok", "rows": result.row_count}, sql=sql)
+        return None
+    if result.ok:
+        error, error_class = EMPTY_RESULT_ERROR, EMPTY_RESULT_CLASS
+    else:
+        error, error_class = result.error or "unknown error", result.error_class or "Error"
+    limit = ctx.params["max_refine"]
+    if attempts >= limit:
+        ctx.set_output(parsed={"status": "gave_up", "error": error, "error_class": error_class,
+                               "attempt": attempts}, sql=sql)
+        ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit}); "
+                 f"keeping the last SQL")
+        return None
+
+    desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
+    prompt = render(load(str(HERE), "refiner"), desc_str=desc_str, fk_str=fk_str,
+                    query=ctx.question.strip(), evidence=evidence_text(ctx.evidence), sql=sql,
+                    sqlite_error=error, exception_class=error_class)
+    repaired = ctx.ask(user_message(prompt), parse=extract_sql).strip()
+    attempt = attempts + 1
+    ctx.data["refine_attempts"] = attempt
+    ctx.set_output(parsed={"error": error, "error_class": error_class, "sql_before": sql,
+                           "sql_after": repaired, "attempt": attempt}, sql=repaired)
+    if _same_sql(repaired, sql):
+        ctx.note("the repair is the same SQL as before; asking again would give the same answer")
+        return None
+    ctx.data["sql"] = repaired
+    return "refiner"
+
+
+def _same_sql(a: str, b: str) -> bool:
+    return " ".join(a.rstrip(";").split()).lower() == " ".join(b.rstrip(";").split()).lower()

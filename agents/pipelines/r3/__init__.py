@@ -1,0 +1,54 @@
+"""R³ (Review-Rebuttal-Revision): a consensus-based multi-agent Text-to-SQL pipeline.
+
+An SQL-Writer drafts the query (chain of thought, or program of thoughts), makes it executable
+with the database's error messages, then n reviewer personas -- proposed by the model for this
+database and this SQL -- comment on the SQL and its result table. The writer rebuts or revises,
+and the loop ends at consensus: the writer returns the same SQL as in the previous round (the
+paper's rule). It also ends when every reviewer approves (``stop_on_approval``, on by default:
+the writer would have nothing to revise, and it saves a model call) or at ``max_rounds``.
+"""
+
+from __future__ import annotations
+
+from ...engine import ParamSpec, Pipeline, Step, StepContext
+
+from . import steps
+
+
+class R3Pipeline(Pipeline):
+    name = "r3"
+    title = "R³ (Review-Rebuttal-Revision)"
+    description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
+                   "comment on it and its result; the writer rebuts or revises until it keeps "
+                   "the same SQL (consensus).")
+    paper = ("R³: \"This is My SQL, Are You With Me?\" A Consensus-Based Multi-Agent System "
+             "for Text-to-SQL Tasks")
+    params = [
+        ParamSpec("writer_style", "cot", "SQL-Writer prompting: chain of thought (cot) or "
+                  "program of thoughts, Python before SQL (pot; the paper's best setting)",
+                  kind="choice", choices=["cot", "pot"]),
+        ParamSpec("k", 3, "related examples from the example bank (by question similarity)",
+                  min=0, max=10),
+        ParamSpec("n_reviewers", 3, "reviewer personas the Invitation proposes", min=1, max=6),
+        ParamSpec("max_rounds", 3, "review rounds before the loop stops without consensus",
+                  min=1, max=10),
+        ParamSpec("max_fix_attempts", 3, "corrections the writer may make for execution errors",
+                  min=0, max=10),
+        ParamSpec("history_turns", 2, "writer dialogue turns kept after its first prompt",
+                  min=1, max=20),
+        ParamSpec("stop_on_approval", True, "also stop when every reviewer approves"),
+    ]
+    steps = [
+        Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL"),
+        Step("execute", "Execution", steps.execute, "Execute the SQL"),
+        Step("fix", "SQL-Writer", steps.fix, "SQL-Writer corrects an execution error"),
+        Step("invite", "Invitation", steps.invite, "Invite reviewer personas"),
+        Step("review", "Reviewer", steps.review, "Review of the SQL and its result"),
+        Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises"),
+    ]
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return steps.initial_data(ctx)
+
+
+PIPELINE = R3Pipeline()

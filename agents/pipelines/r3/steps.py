@@ -1,0 +1,289 @@
+"""The R³ steps: write, execute, fix, invite, review (one step per reviewer), revise.
+
+Everything a later step needs lives in ``ctx.data`` (see :func:`initial_data`), so the run can be
+resumed from any step, with the SQL or the personas edited. Step graph::
+
+    write -> execute -(error)-> fix -> execute ...
+             execute -(runs, no reviewers yet)-> invite -> review x n -> revise -> execute ...
+    ends: revise returns the previous SQL unchanged (consensus, the paper's rule);
+          every reviewer approves (if stop_on_approval); the round limit is reached.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...engine import StepContext, StepError
+from ...prompts import load, render
+
+from . import dialogue
+from .replies import parse_personas, parse_review, parse_writer_reply
+from .result_table import result_table
+from .sqltext import same_sql, sql_diff
+
+HERE = Path(__file__).parent
+WRITER_MAX_TOKENS = 700
+REVIEW_MAX_TOKENS = 300
+INVITE_MAX_TOKENS = 250
+RESULT_ROWS = 5
+
+
+def initial_data(ctx: StepContext) -> dict:
+    return {
+        "sql": None,             # the current SQL (what the run returns)
+        "examples": [],          # [{"question", "sql"}] from the example bank
+        "dialogue": [],          # writer history after its first prompt: assistant, user, ...
+        "fix_attempts": 0,       # corrections of the current SQL's execution errors
+        "last_error": None,
+        "last_error_class": None,
+        "result": None,          # {"sql", "ok", "table"}: the last execution, as reviewers see it
+        "personas": [],          # [{"name", "expertise"}]
+        "round": 1,              # the review round in progress (1-based)
+        "round_sql": None,       # the SQL the current round reviews
+        "review_index": 0,       # the next reviewer to speak in this round
+        "reviews": [],           # this round's reviews so far
+        "rounds": [],            # finished rounds: sql_before, reviews, rebuttal, sql_after, diff
+        "stop_reason": None,     # consensus | all_approved | max_rounds
+    }
+
+
+# -- shared prompt parts ----------------------------------------------------------------------
+
+def schema_text(ctx: StepContext) -> str:
+    return ctx.schema.render_ddl()
+
+
+def evidence_block(ctx: StepContext, label: str) -> str:
+    return f"{label} {ctx.evidence.strip()}\n" if (ctx.evidence or "").strip() else ""
+
+
+def first_writer_prompt(ctx: StepContext) -> str:
+    """Prompt 1 (CoT) or Prompt 2 (PoT) of the paper, with the k related examples."""
+    examples = ctx.data.get("examples") or []
+    related = ""
+    if examples:
+        related = "### RELATED SQL:\n" + "\n".join(
+            f"QUESTION: {e['question']}\nSQL: {e['sql']}" for e in examples) + "\n"
+    name = "writer_pot" if ctx.params["writer_style"] == "pot" else "writer_cot"
+    return render(load(str(HERE), name), related_sql=related, schema=schema_text(ctx),
+                  evidence=evidence_block(ctx, "### EVIDENCE:"), question=ctx.question)
+
+
+def ask_writer(ctx: StepContext, new_message: str | None):
+    """One writer answer in its truncated dialogue; returns the parsed reply and records it."""
+    first = first_writer_prompt(ctx)
+    if new_message is None:
+        messages = [{"role": "user", "content": first}]
+    else:
+        messages = dialogue.writer_messages(first, ctx.data["dialogue"], new_message,
+                                            ctx.params["history_turns"])
+    answer: dict = {}
+
+    def parse(text: str):
+        reply = parse_writer_reply(text)
+        answer["text"] = text
+        return reply
+
+    reply = ctx.ask(messages, parse=parse, max_tokens=WRITER_MAX_TOKENS)
+    if new_message is None:
+        ctx.data["dialogue"] = [{"role": "assistant", "content": answer["text"]}]
+    else:
+        ctx.data["dialogue"] = dialogue.extend(ctx.data["dialogue"], new_message, answer["text"])
+    return reply
+
+
+def start_round(data: dict) -> None:
+    data["round_sql"] = data["sql"]
+    data["review_index"] = 0
+    data["reviews"] = []
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+def write(ctx: StepContext) -> str:
+    """SQL-Writer, task (1): y = SW(x, S), with k examples retrieved by question similarity."""
+    ctx.data["examples"] = related_examples(ctx)
+    ctx.set_inputs(question=ctx.question, style=ctx.params["writer_style"],
+                   examples=[e["question"] for e in ctx.data["examples"]])
+    reply = ask_writer(ctx, None)
+    ctx.data["sql"] = reply.sql
+    ctx.data["fix_attempts"] = 0
+    ctx.set_output(parsed={"reasoning": reply.text, "style": ctx.params["writer_style"],
+                           "examples": len(ctx.data["examples"])}, sql=reply.sql)
+    return "execute"
+
+
+def related_examples(ctx: StepContext) -> list[dict]:
+    k = ctx.params["k"]
+    bank = ctx.services.get("examples")
+    if k <= 0:
+        ctx.note("k = 0: zero-shot, no related examples.")
+        return []
+    if bank is None:
+        ctx.note("No example bank is available: the writer runs zero-shot.")
+        return []
+    try:
+        found = bank.search(ctx.question, k=k)
+    except Exception as exc:  # a broken bank costs the examples, not the run
+        ctx.note(f"The example bank failed ({exc}): the writer runs zero-shot.")
+        return []
+    examples = []
+    for e in found[:k]:
+        question = getattr(e, "question", None) or (e.get("question") if isinstance(e, dict) else None)
+        sql = getattr(e, "sql", None) or (e.get("sql") if isinstance(e, dict) else None)
+        if question and sql:
+            examples.append({"question": str(question), "sql": str(sql)})
+    if not examples:
+        ctx.note("The example bank found no related example: the writer runs zero-shot.")
+    return examples
+
+
+def execute(ctx: StepContext) -> str | None:
+    """Task (2): the SQL must run; an error goes back to the writer through its history."""
+    data = ctx.data
+    sql = data.get("sql")
+    if not sql:
+        raise StepError("there is no SQL to execute")
+    ctx.set_inputs(sql=sql, round=data["round"])
+    result = ctx.execute(sql)
+    if not result.ok:
+        data["fix_attempts"] = data.get("fix_attempts", 0) + 1
+        data["last_error"] = result.error
+        data["last_error_class"] = result.error_class
+        ctx.set_output(parsed={"ok": False, "error": result.error,
+                               "error_class": result.error_class,
+                               "attempt": data["fix_attempts"]})
+        limit = ctx.params["max_fix_attempts"]
+        if data["fix_attempts"] > limit:
+            raise StepError(f"the SQL still fails after {limit} correction(s): {result.error}")
+        return "fix"
+    data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS)}
+    data["fix_attempts"] = 0
+    data["last_error"] = data["last_error_class"] = None
+    ctx.set_output(parsed={"ok": True, "rows": result.row_count, "round": data["round"]})
+    if not data.get("personas"):
+        return "invite"
+    if data["round"] > ctx.params["max_rounds"]:
+        data["stop_reason"] = "max_rounds"
+        ctx.note(f"Round limit ({ctx.params['max_rounds']}) reached: this SQL is final.")
+        return None
+    start_round(data)
+    return "review"
+
+
+def fix(ctx: StepContext) -> str:
+    """The writer corrects the failing SQL, seeing the error appended to its dialogue."""
+    data = ctx.data
+    before, error = data["sql"], data.get("last_error") or "unknown error"
+    ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1))
+    message = render(load(str(HERE), "exec_error"), sql=before, error=error)
+    reply = ask_writer(ctx, message)
+    data["sql"] = reply.sql
+    ctx.set_output(parsed={"error": error, "error_class": data.get("last_error_class"),
+                           "sql_before": before,
+                           "sql_after": reply.sql, "attempt": data.get("fix_attempts", 1),
+                           "reasoning": reply.text}, sql=reply.sql)
+    return "execute"
+
+
+def invite(ctx: StepContext) -> str:
+    """Prompt 3: the model proposes n reviewer personas from the schema and the SQL."""
+    data, n = ctx.data, ctx.params["n_reviewers"]
+    ctx.set_inputs(sql=data["sql"], reviewers=n)
+    prompt = render(load(str(HERE), "invitation"), n=n, schema=schema_text(ctx),
+                    question=ctx.question, sql=data["sql"])
+    personas = ctx.ask([{"role": "user", "content": prompt}], parse=parse_personas,
+                       max_tokens=INVITE_MAX_TOKENS)
+    if len(personas) > n:
+        personas = personas[:n]
+    elif len(personas) < n:
+        ctx.note(f"{n} reviewers were asked for, the model invited {len(personas)}.")
+    data["personas"] = personas
+    ctx.set_output(parsed={"reviewers": personas, "requested": n})
+    start_round(data)
+    return "review"
+
+
+def review(ctx: StepContext) -> str | None:
+    """One reviewer comments on the SQL and its execution result and gives a verdict."""
+    data = ctx.data
+    personas = data.get("personas") or []
+    if not personas:
+        raise StepError("there are no reviewers: run the Invitation step first")
+    if data.get("round_sql") is not None and not same_sql(data["round_sql"], data["sql"]):
+        ctx.note("The SQL changed since this round began: the round restarts with the first "
+                 "reviewer.")
+        start_round(data)
+    index = min(data.get("review_index", 0), len(personas) - 1)
+    persona = personas[index]
+    label = persona_label(persona)
+    ctx.event.agent = f"Reviewer: {label}"
+    table = current_result_table(ctx)
+    ctx.set_inputs(reviewer=persona["name"], expertise=persona["expertise"], sql=data["sql"],
+                   round=data["round"])
+    system = load(str(HERE), "reviewer_system")
+    user = render(load(str(HERE), "reviewer_user"), schema=schema_text(ctx),
+                  evidence=evidence_block(ctx, "EVIDENCE:"), question=ctx.question,
+                  sql=data["sql"], result=table, persona=persona["expertise"])
+    verdict = ctx.ask([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                      parse=parse_review, max_tokens=REVIEW_MAX_TOKENS)
+    entry = {"reviewer": persona["name"], "expertise": persona["expertise"],
+             "verdict": verdict["verdict"], "comment": verdict["comment"]}
+    data["reviews"] = data.get("reviews", [])[:index] + [entry]
+    data["review_index"] = index + 1
+    ctx.set_output(parsed={"round": data["round"], **entry})
+    if data["review_index"] < len(personas):
+        return "review"
+    if ctx.params["stop_on_approval"] and all(r["verdict"] == "approve" for r in data["reviews"]):
+        data["stop_reason"] = "all_approved"
+        ctx.note("Every reviewer approves: the SQL is final.")
+        return None
+    return "revise"
+
+
+def persona_label(persona: dict, width: int = 60) -> str:
+    text = persona.get("expertise") or persona.get("name") or "reviewer"
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
+def current_result_table(ctx: StepContext) -> str:
+    """The execution result of the SQL under review (re-run when the SQL was edited)."""
+    data = ctx.data
+    cached = data.get("result") or {}
+    if cached.get("sql") == data["sql"] and cached.get("table"):
+        return cached["table"]
+    result = ctx.execute(data["sql"])
+    if not result.ok:
+        raise StepError(f"the SQL under review does not run ({result.error}); correct it or "
+                        "resume from the Execution step")
+    data["result"] = {"sql": data["sql"], "ok": True, "table": result_table(result, RESULT_ROWS)}
+    return data["result"]["table"]
+
+
+def revise(ctx: StepContext) -> str | None:
+    """Rebuttal or revision by the writer; an unchanged SQL is the consensus that ends R³."""
+    data = ctx.data
+    before = data["sql"]
+    reviews = data.get("reviews") or []
+    ctx.set_inputs(sql=before, round=data["round"], reviews=len(reviews))
+    reviews_text = "\n\n".join(
+        f"Reviewer ({r['expertise']}): {r['comment'] or 'no comment'}\nVerdict: {r['verdict']}"
+        for r in reviews) or "(no reviews)"
+    message = render(load(str(HERE), "revision"), sql=before, result=current_result_table(ctx),
+                     reviews=reviews_text)
+    reply = ask_writer(ctx, message)
+    consensus = same_sql(before, reply.sql)
+    diff = "" if consensus else sql_diff(before, reply.sql)
+    record = {"round": data["round"], "comments": reviews, "rebuttal": reply.text,
+              "sql_before": before, "sql_after": reply.sql, "diff": diff,
+              "changed": not consensus, "consensus": consensus}
+    data["rounds"] = data.get("rounds", []) + [record]
+    ctx.set_output(parsed=record, sql=before if consensus else reply.sql)
+    if consensus:
+        data["stop_reason"] = "consensus"
+        ctx.note("The writer kept the same SQL as in the previous round: consensus.")
+        return None
+    data["sql"] = reply.sql
+    data["round"] += 1
+    data["fix_attempts"] = 0
+    return "execute"

@@ -1,0 +1,458 @@
+"""What a database contains, read once, and the textual forms the agents see it in.
+
+:func:`introspect` reads tables, views, columns, keys, row counts and a few example values per
+column with bounded work, so a table of ten million rows costs about what a small one does.
+:class:`Schema` renders that as the MAC-SQL description (``# Table: t`` / ``[`` /
+``(col, description. Value examples: [...].)``), as foreign-key lines and as ``CREATE TABLE``
+text, for all tables or for a selection that keeps only part of the schema.
+
+Names are never trusted to be plain: every identifier that is not a simple word is quoted
+(backticks in the MAC-SQL text, double quotes in DDL and in every query this module runs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .safe_sql import Deadline
+
+EXAMPLES_PER_COLUMN = 3
+EXAMPLE_SAMPLE_ROWS = 1000     # example values come from this many leading rows of a table
+EXAMPLE_MAX_CHARS = 40         # longer text examples are cut to this length
+BLOB_EXAMPLE = "<blob>"        # what a binary example value is shown as
+INTROSPECTION_BUDGET = 6.0     # seconds for all row counts and example queries together
+QUERY_BUDGET = 1.5             # seconds for any single count or example query
+
+# SQLite's keywords (https://sqlite.org/lang_keywords.html): a name equal to one is quoted.
+SQLITE_KEYWORDS = frozenset("""
+ABORT ACTION ADD AFTER ALL ALTER ALWAYS ANALYZE AND AS ASC ATTACH AUTOINCREMENT BEFORE BEGIN
+BETWEEN BY CASCADE CASE CAST CHECK COLLATE COLUMN COMMIT CONFLICT CONSTRAINT CREATE CROSS CURRENT
+CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP DATABASE DEFAULT DEFERRABLE DEFERRED DELETE DESC
+DETACH DISTINCT DO DROP EACH ELSE END ESCAPE EXCEPT EXCLUDE EXCLUSIVE EXISTS EXPLAIN FAIL FILTER
+FIRST FOLLOWING FOR FOREIGN FROM FULL GENERATED GLOB GROUP GROUPS HAVING IF IGNORE IMMEDIATE IN
+INDEX INDEXED INITIALLY INNER INSERT INSTEAD INTERSECT INTO IS ISNULL JOIN KEY LAST LEFT LIKE
+LIMIT MATCH MATERIALIZED NATURAL NO NOT NOTHING NOTNULL NULL NULLS OF OFFSET ON OR ORDER OTHERS
+OUTER OVER PARTITION PLAN PRAGMA PRECEDING PRIMARY QUERY RAISE RANGE RECURSIVE REFERENCES REGEXP
+REINDEX RELEASE RENAME REPLACE RESTRICT RETURNING RIGHT ROLLBACK ROW ROWS SAVEPOINT SELECT SET
+TABLE TEMP TEMPORARY THEN TIES TO TRANSACTION TRIGGER UNBOUNDED UNION UNIQUE UPDATE USING VACUUM
+VALUES VIEW VIRTUAL WHEN WHERE WINDOW WITH WITHOUT
+""".split())
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def is_plain_name(name: str) -> bool:
+    """True when ``name`` can be written unquoted in SQL (a simple word, not a keyword)."""
+    return bool(_PLAIN_NAME.match(name)) and name.upper() not in SQLITE_KEYWORDS
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as an SQL identifier in double quotes, inner quotes doubled; always safe."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_name(name: str) -> str:
+    """``name`` as written in DDL: bare when plain, double-quoted otherwise."""
+    return name if is_plain_name(name) else quote_identifier(name)
+
+
+def backtick_name(name: str) -> str:
+    """``name`` in backticks (inner backticks doubled), as MAC-SQL writes columns."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def macsql_name(name: str) -> str:
+    return name if is_plain_name(name) else backtick_name(name)
+
+
+def readable_name(name: str) -> str:
+    """A column name as words, the description when none is known: 'GNPOld' -> 'gnp old'."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    words = re.sub(r"[_\s]+", " ", words).strip()
+    return (words or name).lower()
+
+
+@dataclass
+class Column:
+    name: str
+    type: str = ""
+    primary_key: bool = False
+    not_null: bool = False
+    examples: list = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass
+class ForeignKey:
+    """``table.column`` refers to ``ref_table.ref_column`` (one entry per column pair)."""
+
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[Column] = field(default_factory=list)
+    row_count: int = 0  # -1 when unknown
+    primary_key: list[str] = field(default_factory=list)
+    is_view: bool = False
+    row_count_estimated: bool = False  # True when counting took too long and this is max(rowid)
+
+    def column(self, name: str) -> Column | None:
+        """The column called ``name``, compared case-insensitively as SQLite does."""
+        wanted = name.casefold()
+        return next((c for c in self.columns if c.name.casefold() == wanted), None)
+
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def row_count_label(self) -> str:
+        """Row count for display: '1,234', '≈10,000,000' (estimated) or 'unknown'."""
+        if self.row_count < 0:
+            return "unknown"
+        return ("≈" if self.row_count_estimated else "") + f"{self.row_count:,}"
+
+
+def _format_example(value: Any) -> str:
+    if isinstance(value, str):
+        if value == BLOB_EXAMPLE:
+            return value
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith(".") else text + "."
+
+
+def _selection_decision(value: Any) -> str | list:
+    """'keep_all', 'drop_all' or a list of column names, from a model's loosely typed value."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("keep_all", "drop_all"):
+            return word
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    return "drop_all"
+
+
+@dataclass
+class Schema:
+    db_name: str
+    tables: list[Table] = field(default_factory=list)
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+
+    # -- lookup ----------------------------------------------------------------------------------
+    def table(self, name: str) -> Table | None:
+        """The table (or view) called ``name``, compared case-insensitively."""
+        wanted = name.casefold()
+        return next((t for t in self.tables if t.name.casefold() == wanted), None)
+
+    def table_names(self) -> list[str]:
+        return [t.name for t in self.tables]
+
+    def column_names(self, table: str) -> list[str]:
+        found = self.table(table)
+        return found.column_names() if found else []
+
+    def key_columns(self, table: str) -> list[str]:
+        """Primary-key and foreign-key columns of ``table``: what a join needs."""
+        found = self.table(table)
+        if found is None:
+            return []
+        keys = {c.casefold() for c in found.primary_key}
+        for fk in self.foreign_keys:
+            if fk.table.casefold() == found.name.casefold():
+                keys.add(fk.column.casefold())
+            if fk.ref_table.casefold() == found.name.casefold():
+                keys.add(fk.ref_column.casefold())
+        return [c for c in found.column_names() if c.casefold() in keys]
+
+    # -- selection -------------------------------------------------------------------------------
+    def subset(self, selection: dict | None) -> "Schema":
+        """The part of the schema a selection keeps, as a new schema.
+
+        ``selection`` maps table -> ``"keep_all"`` | ``"drop_all"`` | [column, ...]. Tables not
+        named are left out; names that do not exist are ignored (they never reach a prompt);
+        matching is case-insensitive. A table kept with a column list also keeps its primary-
+        and foreign-key columns, as MAC-SQL does, so joins stay possible. ``None`` keeps all.
+        """
+        if selection is None:
+            return Schema.from_dict(self.to_dict())
+        decisions: dict[str, str | list] = {}
+        for name, value in (selection or {}).items():
+            table = self.table(str(name))
+            if table is not None:
+                decisions[table.name] = _selection_decision(value)
+        kept_tables: list[Table] = []
+        for table in self.tables:
+            decision = decisions.get(table.name, "drop_all")
+            if decision == "drop_all":
+                continue
+            if decision == "keep_all":
+                wanted = {c.casefold() for c in table.column_names()}
+            else:
+                wanted = {c.casefold() for c in decision}
+                wanted |= {c.casefold() for c in self.key_columns(table.name)}
+            columns = [dataclasses.replace(c, examples=list(c.examples))
+                       for c in table.columns if c.name.casefold() in wanted]
+            if columns:
+                kept_tables.append(dataclasses.replace(
+                    table, columns=columns, primary_key=list(table.primary_key)))
+        kept = {t.name for t in kept_tables}
+        fks = [dataclasses.replace(fk) for fk in self.foreign_keys
+               if fk.table in kept and fk.ref_table in kept]
+        return Schema(db_name=self.db_name, tables=kept_tables, foreign_keys=fks)
+
+    def _chosen(self, selection: dict | None) -> "Schema":
+        return self if selection is None else self.subset(selection)
+
+    # -- rendering -------------------------------------------------------------------------------
+    def render_macsql(self, selection: dict | None = None) -> str:
+        """The MAC-SQL schema description (paper, appendix A), one block per table."""
+        blocks = []
+        for table in self._chosen(selection).tables:
+            lines = []
+            for column in table.columns:
+                text = _sentence(column.description or readable_name(column.name))
+                if column.primary_key:
+                    text += " Primary Key."
+                if column.examples:
+                    values = ", ".join(_format_example(v) for v in column.examples)
+                    text += f" Value examples: [{values}]."
+                lines.append(f"  ({macsql_name(column.name)}, {text})")
+            blocks.append(f"# Table: {macsql_name(table.name)}\n[\n" + ",\n".join(lines) + "\n]")
+        return "\n".join(blocks)
+
+    def render_foreign_keys(self, selection: dict | None = None) -> str:
+        """Foreign keys between the chosen tables, one ``a.`x` = b.`y``` line each."""
+        lines: list[str] = []
+        for fk in self._chosen(selection).foreign_keys:
+            line = (f"{macsql_name(fk.table)}.{backtick_name(fk.column)} = "
+                    f"{macsql_name(fk.ref_table)}.{backtick_name(fk.ref_column)}")
+            if line not in lines:
+                lines.append(line)
+        return "\n".join(lines)
+
+    def render_ddl(self, selection: dict | None = None) -> str:
+        """``CREATE TABLE`` statements (with primary and foreign keys) for the chosen tables.
+
+        A view is written as a table of its columns: that is all a query needs to know of it.
+        """
+        chosen = self._chosen(selection)
+        statements = []
+        for table in chosen.tables:
+            parts = []
+            for column in table.columns:
+                part = sql_name(column.name)
+                if column.type:
+                    part += f" {column.type}"
+                if column.not_null:
+                    part += " NOT NULL"
+                parts.append(part)
+            if table.primary_key:
+                parts.append("PRIMARY KEY (" + ", ".join(sql_name(c) for c in table.primary_key)
+                             + ")")
+            for fk in chosen.foreign_keys:
+                if fk.table == table.name:
+                    parts.append(f"FOREIGN KEY ({sql_name(fk.column)}) REFERENCES "
+                                 f"{sql_name(fk.ref_table)} ({sql_name(fk.ref_column)})")
+            statements.append(f"CREATE TABLE {sql_name(table.name)} (\n  "
+                              + ",\n  ".join(parts) + "\n);")
+        return "\n\n".join(statements)
+
+    # -- serialization ---------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Schema":
+        def build(kind, values: dict):
+            names = {f.name for f in dataclasses.fields(kind)}
+            return kind(**{k: v for k, v in values.items() if k in names})
+
+        tables = []
+        for t in data.get("tables", []):
+            table = build(Table, {**t, "columns": [build(Column, c) for c in t.get("columns", [])]})
+            table.primary_key = list(table.primary_key)
+            tables.append(table)
+        return cls(db_name=data.get("db_name", ""), tables=tables,
+                   foreign_keys=[build(ForeignKey, fk) for fk in data.get("foreign_keys", [])])
+
+
+# -- introspection ------------------------------------------------------------------------------
+
+def _shadow_tables(conn: sqlite3.Connection) -> set[str]:
+    """Tables a virtual table keeps its data in (full-text indexes): internal, not for queries."""
+    try:
+        rows = conn.execute("PRAGMA table_list").fetchall()
+    except sqlite3.Error:
+        return set()
+    return {row[1] for row in rows if row[0] == "main" and row[2] == "shadow"}
+
+
+def _user_objects(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(type, name) of every table and view in creation order; SQLite's own tables left out."""
+    rows = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").fetchall()
+    shadow = _shadow_tables(conn)
+    return [(kind, name) for kind, name in rows if name not in shadow]
+
+
+def _read_table(conn: sqlite3.Connection, name: str, is_view: bool) -> Table | None:
+    try:
+        info = conn.execute(f"PRAGMA table_info({quote_identifier(name)})").fetchall()
+    except sqlite3.Error:  # a virtual table whose module is missing, a view on a dropped table
+        return None
+    if not info:
+        return None
+    columns = [Column(name=row[1], type=row[2] or "", not_null=bool(row[3]), primary_key=row[5] > 0)
+               for row in info]
+    primary_key = [row[1] for row in sorted((r for r in info if r[5] > 0), key=lambda r: r[5])]
+    return Table(name=name, columns=columns, primary_key=primary_key, is_view=is_view)
+
+
+def _read_foreign_keys(conn: sqlite3.Connection, tables: list[Table]) -> list[ForeignKey]:
+    by_name = {t.name.casefold(): t for t in tables}
+    found: list[ForeignKey] = []
+    for table in tables:
+        if table.is_view:
+            continue
+        try:
+            rows = conn.execute(f"PRAGMA foreign_key_list({quote_identifier(table.name)})").fetchall()
+        except sqlite3.Error:
+            continue
+        groups: dict[int, list[tuple]] = {}
+        for row in rows:
+            groups.setdefault(row[0], []).append(row)
+        for _, pairs in sorted(groups.items(), reverse=True):  # SQLite numbers the last one 0
+            pairs.sort(key=lambda r: r[1])
+            parent = by_name.get(str(pairs[0][2]).casefold())
+            if parent is None:
+                continue  # refers to a table that is not in the database
+            for position, (_id, _seq, _parent, child_col, parent_col, *_rest) in enumerate(pairs):
+                if parent_col is None:  # no column named: the parent's primary key
+                    if position >= len(parent.primary_key):
+                        continue
+                    parent_col = parent.primary_key[position]
+                child = table.column(child_col)
+                referenced = parent.column(parent_col)
+                if child is None or referenced is None:
+                    continue
+                fk = ForeignKey(table.name, child.name, parent.name, referenced.name)
+                if fk not in found:
+                    found.append(fk)
+    return found
+
+
+class _Budget:
+    """Seconds left for the whole introspection, handed out per query."""
+
+    def __init__(self, seconds: float):
+        self.end = time.monotonic() + seconds
+
+    def next_query(self) -> float:
+        return max(0.0, min(QUERY_BUDGET, self.end - time.monotonic()))
+
+
+def _count_rows(conn: sqlite3.Connection, table: Table, budget: _Budget) -> None:
+    name = quote_identifier(table.name)
+    seconds = budget.next_query()
+    if seconds > 0:
+        try:
+            with Deadline(conn, seconds):
+                table.row_count = int(conn.execute(f"SELECT COUNT(*) FROM {name}").fetchone()[0])
+            table.row_count_estimated = False
+            return
+        except sqlite3.Error:
+            pass
+    table.row_count, table.row_count_estimated = -1, True
+    if table.is_view:
+        return
+    try:  # the largest rowid: found in a few page reads, equal to the count unless rows were deleted
+        with Deadline(conn, 0.5):
+            top = conn.execute(f"SELECT max(rowid) FROM {name}").fetchone()[0]
+        table.row_count = int(top or 0)
+    except sqlite3.Error:  # a WITHOUT ROWID table: stays unknown
+        pass
+
+
+def _example_expression(column: str) -> str:
+    """Bounded per-cell work: text cut short, blobs replaced by an empty blob marker."""
+    col = quote_identifier(column)
+    return (f"CASE typeof({col}) WHEN 'blob' THEN x'' "
+            f"WHEN 'text' THEN substr({col}, 1, {EXAMPLE_MAX_CHARS + 1}) ELSE {col} END")
+
+
+def _example_value(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return BLOB_EXAMPLE
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        if len(value) > EXAMPLE_MAX_CHARS:
+            value = value[:EXAMPLE_MAX_CHARS] + "…"
+    return value
+
+
+def _collect_examples(conn: sqlite3.Connection, table: Table, budget: _Budget) -> None:
+    """A few distinct non-NULL values per column, from the table's first rows only."""
+    seconds = budget.next_query()
+    if seconds <= 0 or not table.columns:
+        return
+    projection = ", ".join(_example_expression(c.name) for c in table.columns)
+    sql = f"SELECT {projection} FROM {quote_identifier(table.name)} LIMIT {EXAMPLE_SAMPLE_ROWS}"
+    try:
+        with Deadline(conn, seconds):
+            rows = conn.execute(sql).fetchall()
+    except sqlite3.Error:  # too slow (a heavy view) or unreadable: no examples for this table
+        return
+    for index, column in enumerate(table.columns):
+        seen: list = []
+        for row in rows:
+            value = row[index]
+            if value is None:
+                continue
+            value = _example_value(value)
+            if value not in seen:
+                seen.append(value)
+                if len(seen) == EXAMPLES_PER_COLUMN:
+                    break
+        column.examples = seen
+
+
+def introspect(conn: sqlite3.Connection, db_name: str, *,
+               budget_seconds: float = INTROSPECTION_BUDGET) -> Schema:
+    """Read the schema of the database open on ``conn``.
+
+    Column and key information is exact. Example values come from the first rows of each table
+    and row counts are exact unless counting takes too long, when they fall back to
+    ``max(rowid)`` (``row_count_estimated``); both share a time budget, so the work stays
+    bounded however large or many the tables are.
+    """
+    tables = []
+    for kind, name in _user_objects(conn):
+        table = _read_table(conn, name, is_view=(kind == "view"))
+        if table is not None:
+            tables.append(table)
+    foreign_keys = _read_foreign_keys(conn, tables)
+    budget = _Budget(budget_seconds)
+    for table in tables:  # examples first: they matter more to the prompts than exact counts
+        _collect_examples(conn, table, budget)
+    for table in tables:
+        _count_rows(conn, table, budget)
+    return Schema(db_name=db_name, tables=tables, foreign_keys=foreign_keys)

@@ -1,0 +1,57 @@
+"""Text-to-SQL Agent Studio: the Streamlit entry point.
+
+    streamlit run app.py
+
+It only sets up the page and the navigation; each page is a script in ``pages/`` and the shared
+UI code lives in ``pages/ui_*.py``. The engine in ``agents/`` never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# Widget values Streamlit would forget when another page is shown; re-assigning them on every run
+# turns them into plain session values, so a question typed on Ask survives a visit to Schema.
+PERSISTENT_PREFIXES = ("ask_question", "ask_evidence", "ask_pipeline", "ask_param_",
+                       "cmp_question", "cmp_evidence", "cmp_pipelines", "hist_")
+
+
+def _keep_widget_values() -> None:
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith(PERSISTENT_PREFIXES):
+            st.session_state[key] = st.session_state[key]
+
+
+def _pages() -> list:
+    pages = [
+        st.Page("pages/ask.py", title="Ask", url_path="ask", default=True),
+        st.Page("pages/schema.py", title="Schema", url_path="schema"),
+        st.Page("pages/history.py", title="History & annotation", url_path="history"),
+        st.Page("pages/compare.py", title="Compare", url_path="compare"),
+    ]
+    if (ROOT / "pages" / "benchmark.py").is_file():
+        pages.append(st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"))
+    pages.append(st.Page("pages/settings.py", title="Settings", url_path="settings"))
+    return pages
+
+
+st.set_page_config(page_title="Text-to-SQL Agent Studio", layout="wide")
+_keep_widget_values()
+navigation = st.navigation(_pages())
+with st.sidebar:
+    st.caption("Text-to-SQL Agent Studio — LLM agents turn questions about a SQLite database "
+               "into SQL, step by step.")
+    from pages import ui_state
+
+    try:
+        st.caption(f"Model: {ui_state.effective_settings().describe()}")
+    except Exception as exc:  # shown in full on the Settings page
+        st.caption(f"Model settings invalid: {exc}")
+navigation.run()

@@ -1,0 +1,194 @@
+"""Ask: pick or upload a database, ask a question, watch every agent step, use the answer."""
+
+from __future__ import annotations
+
+import copy
+
+import streamlit as st
+
+from agents.engine import resume_run, start_run
+from agents.pipelines import get_pipeline, list_pipelines
+
+from pages import ui_databases, ui_params, ui_resume, ui_runner, ui_services, ui_state, ui_trace
+from pages.ui_db_panel import database_picker, database_summary
+from pages.ui_result import answer_pane
+
+JOB = "ask_job"
+RUN = "ask_run"
+RUN_DB = "ask_run_db"
+NOTICE = "ask_notice"
+
+
+def _fill_example() -> None:
+    choice = st.session_state.get("ask_example")
+    if choice:
+        st.session_state["ask_question"] = choice
+        st.session_state["ask_evidence"] = ""
+    st.session_state["ask_example"] = None
+
+
+def _active_job() -> ui_runner.RunJob | None:
+    job = st.session_state.get(JOB)
+    return job if isinstance(job, ui_runner.RunJob) else None
+
+
+def _saver():
+    store = ui_services.store()  # resolved here: the worker thread has no script context
+    return lambda run: store.save_run(run, source="app")
+
+
+def _stop() -> None:
+    job = _active_job()
+    if job is not None and not job.finished:
+        ui_runner.stop_job(job, _saver())
+
+
+def _client():
+    """The model client for this session's settings, or None after showing why not."""
+    from agents.config import SettingsError
+    from agents.llm import LLMError
+
+    try:
+        return ui_services.llm_client(ui_state.effective_settings())
+    except (SettingsError, LLMError) as exc:
+        st.error(f"The model is not available: {exc}")
+    except Exception as exc:  # e.g. the embedded server failing to start
+        st.error(f"The model could not be started: {exc}")
+    return None
+
+
+def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict) -> None:
+    try:
+        resolved = pipeline.resolve_params(params)
+    except ValueError as exc:
+        st.error(f"Invalid parameter: {exc}")
+        return
+    llm = _client()
+    if llm is None:
+        return
+    job = ui_runner.RunJob(pipeline=pipeline, question=question, evidence=evidence,
+                           db_key=db_key, db_name=db.name, params=resolved,
+                           model=getattr(llm, "model", ""))
+    limits = ui_state.exec_limits()
+    ui_runner.start_job(job, lambda: start_run(pipeline, question, db, llm, evidence=evidence,
+                                               params=resolved, limits=limits,
+                                               cancel=job.cancel), _saver())
+    st.session_state[JOB] = job
+
+
+def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
+    db = ui_databases.resolve(db_key)
+    if db is None:
+        st.error(f"The database '{run.db_name}' is not available in this session any more, so "
+                 "the run cannot be resumed.")
+        return
+    try:
+        pipeline = get_pipeline(run.pipeline)
+    except KeyError as exc:
+        st.error(str(exc))
+        return
+    llm = _client()
+    if llm is None:
+        return
+    kept = copy.deepcopy(run.events[: request.from_index])
+    if request.data is not None and kept:
+        kept[-1].data = copy.deepcopy(request.data)
+        kept[-1].edited = True
+    job = ui_runner.RunJob(pipeline=pipeline, question=run.question, evidence=run.evidence,
+                           db_key=db_key, db_name=run.db_name, params=dict(run.params),
+                           model=getattr(llm, "model", ""), parent_run_id=run.run_id,
+                           resumed_from=request.from_index, base_events=kept)
+    limits = ui_state.exec_limits()
+    ui_runner.start_job(job, lambda: resume_run(pipeline, run, request.from_index, db, llm,
+                                                data=request.data, limits=limits,
+                                                cancel=job.cancel), _saver())
+    st.session_state[JOB] = job
+
+
+def _question_box(db_key: str | None, db, running: bool) -> None:
+    pipelines = list_pipelines()
+    if not pipelines:
+        st.error("No pipeline is installed.")
+        return
+    examples = ui_databases.examples_for(db_key)
+    if examples:
+        st.selectbox("Example questions", [q["question"] for q in examples], index=None,
+                     placeholder="Pick an example to fill the question…", key="ask_example",
+                     on_change=_fill_example)
+    st.text_area("Question", key="ask_question", height=90,
+                 placeholder="e.g. Which five products sold the most units in 2024?")
+    st.text_input("Evidence / hint (optional)", key="ask_evidence",
+                  help="Knowledge the model cannot see in the schema, e.g. "
+                       "'revenue = quantity * unit_price' or 'active means status = 1'.")
+    names = [p.name for p in pipelines]
+    if st.session_state.get("ask_pipeline") not in names:
+        st.session_state["ask_pipeline"] = "macsql" if "macsql" in names else names[0]
+    name = st.selectbox("Pipeline", names, key="ask_pipeline",
+                        format_func=lambda n: get_pipeline(n).title or n)
+    pipeline = get_pipeline(name)
+    if pipeline.description:
+        st.caption(pipeline.description + (f" — {pipeline.paper}" if pipeline.paper else ""))
+    params = {}
+    if pipeline.params:
+        with st.expander(f"Parameters of {pipeline.title or pipeline.name}"):
+            params = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
+                                             "ask_param")
+    if st.button("Run", type="primary", disabled=running or db is None, key="ask_run_button"):
+        question = (st.session_state.get("ask_question") or "").strip()
+        evidence = (st.session_state.get("ask_evidence") or "").strip()
+        if not question:
+            st.error("Type a question first.")
+        else:
+            _start(pipeline, db_key, db, question, evidence, params)
+
+
+st.title("Ask a question")
+job = _active_job()
+running = job is not None and not job.finished
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    db_key, db = database_picker("ask")
+    if db is not None:
+        database_summary(db)
+with right:
+    _question_box(db_key, db, running)
+
+job = _active_job()
+drawn_live = False
+if job is not None:
+    st.divider()
+    st.subheader("Agent steps")
+    if not job.finished:
+        st.button("Stop", key="ask_stop", on_click=_stop,
+                  help="Stop after the current model call; the steps so far are kept.")
+        ui_runner.follow(job)
+        drawn_live = True
+    del st.session_state[JOB]
+    if job.failure:
+        st.error(job.failure)
+    if job.save_error:
+        st.warning(job.save_error)
+    if job.run is not None:
+        if not drawn_live:
+            ui_trace.render_trace(job.run.events)
+            drawn_live = True
+        st.session_state[RUN] = job.run
+        st.session_state[RUN_DB] = job.db_key
+
+run = st.session_state.get(RUN)
+if run is not None:
+    if not drawn_live:
+        st.divider()
+        st.subheader("Agent steps")
+        st.caption(f"“{run.question}” on {run.db_name} with {run.pipeline}")
+        ui_trace.render_trace(run.events)
+    run_db_key = st.session_state.get(RUN_DB)
+    answer_pane(run, run_db_key)
+    run_db = ui_databases.resolve(run_db_key)
+    request = ui_resume.edit_and_resume(
+        run, run_db.schema.table_names() if run_db is not None else [])
+    if request is not None:
+        _resume(run, run_db_key, request)
+        if _active_job() is not None:
+            st.rerun()

@@ -1,0 +1,189 @@
+"""Compare: several pipelines on the same question, side by side, with their agreement."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from agents.compare import ComparisonResult, compare
+from agents.events import StepEvent, StepStarted
+from agents.pipelines import get_pipeline, list_pipelines
+
+from pages import ui_services, ui_state, ui_trace
+from pages.ui_db_panel import database_picker
+from pages.ui_format import format_sql
+from pages.ui_result import result_view
+
+JOB = "cmp_job"
+RESULT = "cmp_result"
+
+
+@dataclass
+class CompareJob:
+    names: list[str]
+    question: str
+    db_name: str
+    items: list = field(default_factory=list)  # (pipeline name, StepStarted | StepEvent | ...)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    result: ComparisonResult | None = None
+    failure: str | None = None
+    save_error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None or self.failure is not None
+
+
+def _start(names: list[str], question: str, evidence: str, db) -> None:
+    from agents.config import SettingsError
+    from agents.llm import LLMError
+
+    try:
+        llm = ui_services.llm_client(ui_state.effective_settings())
+    except (SettingsError, LLMError) as exc:
+        st.error(f"The model is not available: {exc}")
+        return
+    params = {n: ui_state.pipeline_defaults(get_pipeline(n)) for n in names}
+    limits = ui_state.exec_limits()
+    store = ui_services.store()
+    job = CompareJob(names=names, question=question, db_name=db.name)
+
+    def work() -> None:
+        try:
+            job_result = compare(names, question, db, llm, evidence=evidence,
+                                 params_by_pipeline=params,
+                                 on_item=lambda n, item: job.items.append((n, item)),
+                                 limits=limits, cancel=job.cancel)
+        except Exception as exc:
+            job.failure = f"The comparison crashed: {exc.__class__.__name__}: {exc}"
+            traceback.print_exc()
+            return
+        try:
+            for outcome in job_result.outcomes:
+                if outcome.run is not None:
+                    store.save_run(outcome.run, source="app")
+        except Exception as exc:
+            job.save_error = f"The runs finished but could not be saved: {exc}"
+        job.result = job_result
+
+    threading.Thread(target=work, name="compare", daemon=True).start()
+    st.session_state[JOB] = job
+
+
+def _follow(job: CompareJob) -> None:
+    """Each pipeline's steps live in its own column until the comparison ends."""
+    columns = dict(zip(job.names, st.columns(len(job.names))))
+    for name, column in columns.items():
+        column.markdown(f"**{get_pipeline(name).title or name}**")
+    blocks: dict[tuple[str, int], object] = {}
+    seen = 0
+    while True:
+        done = job.finished
+        items = job.items[seen:]
+        seen += len(items)
+        for name, item in items:
+            column = columns.get(name)
+            if column is None:
+                continue
+            if isinstance(item, StepStarted):
+                blocks[(name, item.index)] = column.status(ui_trace.running_label(item),
+                                                           state="running")
+            elif isinstance(item, StepEvent):
+                block = blocks.pop((name, item.index), None) or column.status("", state="running")
+                block.update(label=ui_trace.done_label(item), state=ui_trace.status_state(item))
+        if done:
+            return
+        time.sleep(0.25)
+        for block in blocks.values():
+            block.update()  # a chance for Streamlit to interrupt on a click
+
+
+def _stop() -> None:
+    job = st.session_state.get(JOB)
+    if isinstance(job, CompareJob):
+        job.cancel.set()
+
+
+def _outcomes(result: ComparisonResult) -> None:
+    if result.all_agree:
+        st.success("All pipelines return the same rows.")
+    elif result.groups:
+        groups = " | ".join(" = ".join(g) for g in result.groups)
+        st.warning(f"The pipelines disagree. Groups with equal results: {groups}")
+    else:
+        st.warning("No pipeline produced a result that runs.")
+    columns = st.columns(len(result.outcomes))
+    for outcome, column in zip(result.outcomes, columns):
+        with column:
+            st.markdown(f"**{get_pipeline(outcome.pipeline).title or outcome.pipeline}**")
+            others = [n for n in (result.groups[outcome.group] if outcome.group is not None
+                                  else []) if n != outcome.pipeline]
+            agreement = ("agrees with " + ", ".join(others)) if others else (
+                "no other pipeline agrees" if outcome.group is not None else "no result")
+            st.caption(f"{outcome.status} · {agreement}")
+            a, b, c = st.columns(3)
+            a.metric("calls", outcome.calls)
+            b.metric("tokens", f"{outcome.prompt_tokens + outcome.completion_tokens:,}")
+            c.metric("seconds", f"{outcome.seconds:.1f}")
+            if outcome.error:
+                st.markdown(f":red[{outcome.error}]")
+            if outcome.final_sql:
+                st.code(format_sql(outcome.final_sql), language="sql")
+                result_view(outcome.result, key=f"cmp_{outcome.pipeline}",
+                            max_rows=ui_state.exec_limits().max_rows)
+            if outcome.run is not None and outcome.run.events:
+                with st.expander("Agent steps"):
+                    ui_trace.render_trace(outcome.run.events)
+
+
+st.title("Compare pipelines")
+job = st.session_state.get(JOB)
+running = isinstance(job, CompareJob) and not job.finished
+left, right = st.columns([2, 3], gap="large")
+with left:
+    db_key, db = database_picker("compare", allow_upload=False)
+    st.caption("Upload a database on the Ask page to compare on it.")
+with right:
+    names = [p.name for p in list_pipelines()]
+    st.text_area("Question", key="cmp_question", height=80)
+    st.text_input("Evidence / hint (optional)", key="cmp_evidence")
+    if "cmp_pipelines" not in st.session_state:
+        st.session_state["cmp_pipelines"] = names[:2]
+    chosen = st.multiselect("Pipelines", names, key="cmp_pipelines",
+                            format_func=lambda n: get_pipeline(n).title or n)
+    st.caption("Each pipeline runs with its defaults from the Settings page, one after another.")
+    if st.button("Compare", type="primary", disabled=running or db is None, key="cmp_go"):
+        question = (st.session_state.get("cmp_question") or "").strip()
+        if not question:
+            st.error("Type a question first.")
+        elif len(chosen) < 2:
+            st.error("Choose at least two pipelines to compare.")
+        else:
+            _start(list(chosen), question, (st.session_state.get("cmp_evidence") or "").strip(),
+                   db)
+
+job = st.session_state.get(JOB)
+if isinstance(job, CompareJob):
+    st.divider()
+    if not job.finished:
+        st.button("Stop", key="cmp_stop", on_click=_stop,
+                  help="Stop after the current model call; the remaining pipelines are skipped.")
+        _follow(job)
+    del st.session_state[JOB]
+    if job.failure:
+        st.error(job.failure)
+    if job.save_error:
+        st.warning(job.save_error)
+    if job.result is not None:
+        st.session_state[RESULT] = job.result
+        st.rerun()
+
+result = st.session_state.get(RESULT)
+if isinstance(result, ComparisonResult):
+    st.divider()
+    st.markdown(f"**{result.question}** on {result.db_name}")
+    _outcomes(result)

@@ -1,0 +1,54 @@
+"""Schema: tables, columns, keys, row counts, example values, first rows and a relation diagram."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pages.ui_db_panel import database_picker
+from pages.ui_diagram import schema_dot
+from pages.ui_format import human_size, preview_frame
+
+st.title("Schema")
+db_key, db = database_picker("schema")
+if db is not None:
+    schema = db.schema
+    st.caption(f"**{db.name}** · {human_size(db.size_bytes)} · {len(schema.tables)} tables · "
+               f"{len(schema.foreign_keys)} foreign keys")
+    if not schema.tables:
+        st.info("This database has no tables.")
+    else:
+        st.subheader("Relations")
+        if schema.foreign_keys:
+            st.graphviz_chart(schema_dot(schema), width="stretch")
+        else:
+            st.caption("No foreign keys are declared, so there is no relation diagram.")
+        st.subheader("Tables")
+        fk_of = {(fk.table.lower(), fk.column.lower()): f"→ {fk.ref_table}.{fk.ref_column}"
+                 for fk in schema.foreign_keys}
+        names = [t.name for t in schema.tables]
+        chosen = st.selectbox("Table", names, key="schema_table")
+        table = schema.table(chosen)
+        st.caption(f"{table.row_count:,} rows · {len(table.columns)} columns · primary key: "
+                   f"{', '.join(table.primary_key) or 'none'}")
+        st.dataframe(pd.DataFrame([{
+            "column": c.name,
+            "type": c.type or "",
+            "key": " ".join(filter(None, ["PK" if c.primary_key else "",
+                                          fk_of.get((table.name.lower(), c.name.lower()), "")])),
+            "not null": c.not_null,
+            "examples": ", ".join(map(str, c.examples or [])),
+            "description": c.description or "",
+        } for c in table.columns]), hide_index=True, width="stretch")
+        st.markdown("**First rows**")
+        preview = db.table_preview(table.name, limit=20)
+        if preview.ok:
+            st.dataframe(preview_frame(preview.preview(rows=20)), hide_index=True,
+                         width="stretch")
+        else:
+            st.error(f"Could not read {table.name}: {preview.error}")
+        with st.expander("All tables at a glance"):
+            st.dataframe(pd.DataFrame([{"table": t.name, "rows": t.row_count,
+                                        "columns": ", ".join(c.name for c in t.columns)}
+                                       for t in schema.tables]), hide_index=True,
+                         width="stretch")

@@ -1,0 +1,166 @@
+"""Settings: the model connection, safe-execution limits and per-pipeline defaults.
+
+Everything set here applies to this browser session only and is never written to disk; an API key
+typed here lives in ``st.session_state`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agents.config import SettingsError, mask_secret
+from agents.pipelines import list_pipelines
+
+from pages import ui_params, ui_services, ui_state
+
+PROVIDER_LABELS = {"local": "Embedded model (runs on this machine, offline)",
+                   "openai": "OpenAI-compatible endpoint"}
+NOTICE = "settings_notice"
+
+
+def _current():
+    try:
+        return ui_state.effective_settings(), None
+    except SettingsError as exc:
+        return None, str(exc)
+
+
+def _model_section() -> None:
+    st.subheader("Model")
+    settings, problem = _current()
+    if problem:
+        st.error(f"The model settings are invalid: {problem}")
+    overrides = ui_state.llm_overrides()
+    defaults = {
+        "set_provider": overrides.get("provider") or (settings.provider if settings else "local"),
+        "set_base_url": overrides.get("base_url") or (settings.base_url if settings else "") or "",
+        "set_model": overrides.get("model") or (settings.model if settings else ""),
+        "set_temperature": float(overrides.get("temperature", settings.temperature
+                                               if settings else 0.0)),
+    }
+    for key, value in defaults.items():
+        st.session_state.setdefault(key, value)
+    with st.form("llm_form"):
+        provider = st.radio("Provider", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get,
+                            key="set_provider", horizontal=True)
+        base_url = st.text_input("Base URL (OpenAI-compatible endpoint)", key="set_base_url",
+                                 placeholder="https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
+        model = st.text_input("Model", key="set_model",
+                              placeholder="empty: the endpoint's served model")
+        configured = mask_secret(settings.api_key) if settings else None
+        api_key = st.text_input("API key", type="password", key="set_api_key",
+                                placeholder=f"configured ({configured})" if configured
+                                else "none configured",
+                                help="Kept in this browser session's memory only; never saved "
+                                     "or logged. Leave empty to use the configured key.")
+        temperature = st.slider("Temperature", 0.0, 2.0, step=0.05, key="set_temperature")
+        applied = st.form_submit_button("Apply for this session", type="primary")
+    if applied:
+        _apply(provider, base_url, model, api_key, temperature)
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        getattr(st, notice[0])(notice[1])
+    settings, problem = _current()
+    if settings is not None:
+        st.caption(f"In use: {settings.describe()} · temperature {settings.temperature} · "
+                   f"API key {mask_secret(settings.api_key) or 'none'}")
+    if st.button("Test connection", key="set_test"):
+        _test_connection()
+
+
+def _apply(provider: str, base_url: str, model: str, api_key: str, temperature: float) -> None:
+    values = {"provider": provider, "base_url": base_url.strip() or None,
+              "model": model.strip() or None, "temperature": float(temperature)}
+    if api_key.strip():
+        values["api_key"] = api_key.strip()
+    elif ui_state.llm_overrides().get("api_key"):
+        values["api_key"] = ui_state.llm_overrides()["api_key"]
+    previous = ui_state.llm_overrides()
+    ui_state.set_llm_overrides(values)
+    try:
+        settings = ui_state.effective_settings()
+        if settings.provider == "openai" and not settings.base_url and not settings.api_key:
+            raise SettingsError("an OpenAI-compatible endpoint needs a base URL or an API key")
+    except SettingsError as exc:
+        ui_state.set_llm_overrides(previous)
+        st.session_state[NOTICE] = ("error", f"Not applied: {exc}")
+        return
+    st.session_state.pop("set_api_key", None)  # do not keep the typed key in a widget value
+    st.session_state[NOTICE] = ("success", f"Applied for this session: {settings.describe()}.")
+    st.rerun()
+
+
+def _test_connection() -> None:
+    from agents.llm import LLMError
+
+    settings, problem = _current()
+    if settings is None:
+        st.error(f"Fix the settings first: {problem}")
+        return
+    try:
+        client = ui_services.llm_client(settings)
+        with st.spinner("Contacting the model…"):
+            result = client.ping()
+    except LLMError as exc:
+        st.error(f"Connection failed: {exc}")
+        return
+    except Exception as exc:
+        st.error(f"Connection failed: {exc.__class__.__name__}: {exc}")
+        return
+    if result.get("ok"):
+        st.success(f"Connected: model {result.get('model') or '(unnamed)'} answered in "
+                   f"{result.get('latency_s', 0):.2f} s.")
+    else:
+        st.error(f"Connection failed: {result.get('error')}")
+
+
+def _limits_section() -> None:
+    st.subheader("Safe execution")
+    limits = ui_state.exec_limits()
+    with st.form("limits_form"):
+        left, middle, right = st.columns(3)
+        timeout = left.number_input("Query time limit (seconds)", min_value=0.5,
+                                    max_value=300.0, value=float(limits.timeout), step=0.5)
+        max_rows = middle.number_input("Row cap per query", min_value=10, max_value=1_000_000,
+                                       value=int(limits.max_rows), step=100)
+        upload_mb = right.number_input("Upload size limit (MB)", min_value=1, max_value=2048,
+                                       value=ui_state.upload_limit_mb(), step=10)
+        saved = st.form_submit_button("Save limits")
+    if saved:
+        ui_state.set_exec_limits(timeout, int(max_rows))
+        ui_state.set_upload_limit_mb(int(upload_mb))
+        st.success(f"Queries now stop after {timeout:g} s and return at most {int(max_rows):,} "
+                   f"rows; uploads up to {int(upload_mb)} MB.")
+    st.caption("Every query runs read-only: statements that would change a database are refused.")
+
+
+def _pipeline_section() -> None:
+    st.subheader("Pipeline defaults")
+    st.caption("Parameter values new runs start with on the Ask and Compare pages.")
+    for pipeline in list_pipelines():
+        if not pipeline.params:
+            continue
+        with st.expander(pipeline.title or pipeline.name):
+            with st.form(f"defaults_{pipeline.name}"):
+                values = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
+                                                 "set_param")
+                saved = st.form_submit_button(f"Save defaults for {pipeline.title}")
+            if saved:
+                try:
+                    ui_state.set_pipeline_defaults(pipeline, values)
+                except ValueError as exc:
+                    st.error(f"Not saved: {exc}")
+                else:
+                    for key in [k for k in st.session_state
+                                if str(k).startswith(f"ask_param_{pipeline.name}_")]:
+                        del st.session_state[key]  # the Ask page picks the new defaults up
+                    st.success("Saved for this session.")
+
+
+st.title("Settings")
+st.caption("These settings apply to this browser session only and are never saved to disk.")
+_model_section()
+st.divider()
+_limits_section()
+st.divider()
+_pipeline_section()

@@ -1,0 +1,172 @@
+"""The answer pane: the final SQL (editable, re-runnable), its result table, a chart, Accept and
+CSV download.
+
+It is a fragment: running edited SQL, switching the chart or accepting reruns only this pane,
+never the page above it (and so never the model). Edited SQL runs through the database's safe
+execution layer, which refuses anything but a read-only query and says why.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agents.events import Run
+
+from . import ui_charts, ui_databases, ui_services, ui_state
+from .ui_format import format_sql, preview_frame
+
+CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
+
+
+def result_view(preview: dict | None, *, key: str, max_rows: int | None = None) -> None:
+    """A result preview as a sortable table with its row count and an optional chart."""
+    if not preview:
+        return
+    if not preview.get("ok"):
+        kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
+        st.markdown(f":red[**The query failed{kind}:** {preview.get('error') or 'unknown error'}]")
+        return
+    frame = preview_frame(preview)
+    count = preview.get("row_count", len(frame))
+    note = f"{count:,} row(s) · {preview.get('seconds') or 0:.2f} s"
+    if preview.get("truncated"):
+        cap = f"the row cap of {max_rows:,}" if max_rows else "the row cap"
+        note += f" · truncated at {cap} (narrow the query or raise the cap in Settings)"
+    elif len(frame) < count:
+        note += f" · showing the first {len(frame):,}"
+    st.caption(note)
+    if frame.empty:
+        st.info("The query returned no rows." if not preview.get("columns") or count == 0
+                else "No rows to show.")
+        return
+    st.dataframe(frame, hide_index=True, width="stretch")
+    _chart(frame, key)
+
+
+def _chart(frame, key: str) -> None:
+    auto = ui_charts.choose_chart(frame)
+    if auto is None:
+        return
+    kind = st.segmented_control("Chart", CHART_OPTIONS, default="auto", key=f"chart_{key}",
+                                format_func=lambda k: f"auto ({auto.kind})" if k == "auto" else k)
+    if kind == "hide":
+        return
+    kind = auto.kind if kind in (None, "auto") else kind
+    columns = list(frame.columns)
+    left, right = st.columns(2)
+    x = left.selectbox("x", columns, index=columns.index(auto.x), key=f"chart_x_{key}")
+    y = right.selectbox("y", columns, index=columns.index(auto.y), key=f"chart_y_{key}")
+    try:
+        st.plotly_chart(ui_charts.figure(frame, kind, x, y), key=f"plot_{key}")
+    except Exception as exc:  # an odd column pairing must not break the pane
+        st.caption(f"This chart cannot be drawn from {x} and {y}: {exc}")
+
+
+def _edited_key(run: Run) -> str:
+    return f"edited_result_{run.run_id}"
+
+
+@st.fragment
+def answer_pane(run: Run, db_key: str | None) -> None:
+    """The final answer of ``run`` with everything a person does next."""
+    st.subheader("Answer")
+    totals = run.totals()
+    st.caption(f"Run {run.run_id} · {run.pipeline} · {run.status} · {totals['llm_calls']} model "
+               f"call(s) · {run.prompt_tokens + run.completion_tokens:,} tokens · "
+               f"{totals['seconds']:.1f} s"
+               + (f" · resumed from run {run.parent_run_id} at step {(run.resumed_from or 0) + 1}"
+                  if run.parent_run_id else ""))
+    if run.status == "failed":
+        st.error(f"The run failed: {run.error}")
+    elif run.status == "stopped":
+        st.warning(f"Stopped by the user after {len(run.events)} step(s).")
+    if not run.final_sql:
+        if run.status == "done":
+            st.info("The pipeline finished without producing SQL.")
+        return
+
+    limits = ui_state.exec_limits()
+    sql_key = f"sql_{run.run_id}"
+    if sql_key not in st.session_state:
+        st.session_state[sql_key] = format_sql(run.final_sql)
+    st.text_area("Final SQL (you can edit it)", key=sql_key, height=160)
+    run_col, accept_col, download_col = st.columns(3)
+    run_clicked = run_col.button("Run edited SQL", key=f"run_sql_{run.run_id}")
+    accept_clicked = accept_col.button("Accept", type="primary", key=f"accept_{run.run_id}",
+                                       help="Keep this question, SQL and result as an approved "
+                                            "answer and save the run.")
+    message = None
+    if run_clicked:
+        message = _run_edited(run, db_key, st.session_state[sql_key], limits)
+    edited = st.session_state.get(_edited_key(run))
+    preview = edited["preview"] if edited else run.result
+    if accept_clicked and message is None:
+        message = _accept(run, db_key, st.session_state[sql_key], edited, limits)
+    if message is not None:
+        level, text = message
+        getattr(st, level)(text)
+    elif preview and not preview.get("ok") and run.status != "failed":
+        st.error(f"The SQL did not run: {preview.get('error')}")
+    if edited:
+        st.caption("Showing the result of your edited SQL.")
+    if preview and preview.get("ok"):
+        frame = preview_frame(preview)
+        download_col.download_button(
+            "Download CSV", frame.to_csv(index=False).encode("utf-8"),
+            file_name=f"{run.db_name}_{run.run_id}.csv", mime="text/csv",
+            key=f"csv_{run.run_id}", on_click="ignore")
+        result_view(preview, key=run.run_id, max_rows=limits.max_rows)
+
+
+def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, str] | None:
+    db = ui_databases.resolve(db_key)
+    if db is None:
+        return "error", (f"The database '{run.db_name}' is not available in this session any "
+                         "more (uploads last only as long as the browser tab), so the SQL "
+                         "cannot be run.")
+    if not sql.strip():
+        return "error", "The SQL box is empty."
+    result = db.execute(sql, timeout=limits.timeout, max_rows=limits.max_rows)
+    if not result.ok:
+        return "error", _failure_text(result)
+    st.session_state[_edited_key(run)] = {"sql": sql,
+                                          "preview": result.preview(rows=limits.max_rows)}
+    return None
+
+
+def _failure_text(result) -> str:
+    if result.error_class == "UnsafeSQL":
+        return f"Refused: {result.error}"
+    if result.error_class == "Timeout":
+        return f"The query took too long: {result.error}"
+    return f"The SQL failed ({result.error_class or 'error'}): {result.error}"
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    norm = lambda s: " ".join((s or "").strip().rstrip(";").split()).lower()  # noqa: E731
+    return norm(a) == norm(b)
+
+
+def _accept(run: Run, db_key: str | None, sql: str, edited: dict | None,
+            limits) -> tuple[str, str]:
+    """Store the SQL in the box as the accepted answer, after checking it runs."""
+    if not sql.strip():
+        return "error", "There is no SQL to accept."
+    if edited and _same(edited["sql"], sql):
+        preview = edited["preview"]
+    elif _same(run.final_sql, sql) or _same(format_sql(run.final_sql), sql):
+        preview = run.result
+    else:
+        failed = _run_edited(run, db_key, sql, limits)
+        if failed is not None:
+            return failed
+        preview = st.session_state[_edited_key(run)]["preview"]
+    if not preview or not preview.get("ok"):
+        return "error", "Only SQL that runs can be accepted: fix it and run it first."
+    try:
+        store = ui_services.store()
+        store.save_run(run, source="app")
+        store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview)
+    except Exception as exc:
+        return "error", f"Could not save the accepted answer: {exc}"
+    return "success", "Accepted: the question, SQL and result are saved (see History)."

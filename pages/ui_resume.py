@@ -1,0 +1,127 @@
+"""Edit an intermediate step's state and re-run the pipeline from there.
+
+The engine snapshots the pipeline's working state (``StepEvent.data``) after every step, so any
+step can be the starting point of a new run. The general editor is that state as JSON; the
+Selector's selection and any step's SQL get friendlier editors. The re-run is a new run linked to
+the original by ``parent_run_id``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from agents.events import Run, StepEvent
+
+from .ui_format import format_sql
+from .ui_trace import done_label
+
+KEEP_ALL = "keep_all"
+
+
+@dataclass
+class ResumeRequest:
+    """What the user asked for: re-run ``run`` from ``from_index`` with ``data`` (None: as it was)."""
+
+    from_index: int
+    data: dict | None
+
+
+def selection_rows(selection: dict, tables: list[str]) -> pd.DataFrame:
+    """A selection ``{table: "keep_all" | [columns]}`` as rows for a table editor."""
+    rows = []
+    for name in tables:
+        value = selection.get(name)
+        rows.append({"table": name, "keep": value is not None,
+                     "columns": "all" if value in (None, KEEP_ALL) else ", ".join(value)})
+    return pd.DataFrame(rows)
+
+
+def selection_from_rows(frame: pd.DataFrame) -> dict:
+    """The inverse of :func:`selection_rows`: 'all' (or nothing) keeps every column."""
+    selection: dict = {}
+    for row in frame.to_dict("records"):
+        if not row.get("keep"):
+            continue
+        text = str(row.get("columns") or "").strip()
+        cols = [c.strip() for c in text.split(",") if c.strip()]
+        selection[str(row["table"])] = KEEP_ALL if (not cols or text.lower() == "all") else cols
+    return selection
+
+
+def _editors(event: StepEvent) -> list[str]:
+    modes = []
+    if isinstance(event.data.get("selection"), dict):
+        modes.append("Selection")
+    if "sql" in event.data and isinstance(event.data.get("sql"), (str, type(None))):
+        modes.append("SQL")
+    modes.append("JSON")
+    return modes
+
+
+def edit_and_resume(run: Run, table_names: list[str]) -> ResumeRequest | None:
+    """The editor; returns a request when the user clicks a re-run button."""
+    if not run.events:
+        return None
+    with st.expander("Edit a step and re-run from there", expanded=False):
+        st.caption("Pick a step, change what it produced, and the pipeline continues from the "
+                   "step after it. The result is a new run linked to this one.")
+        indexes = list(range(len(run.events)))
+        index = st.selectbox("Step", indexes, index=len(indexes) - 1,
+                             format_func=lambda i: done_label(run.events[i]),
+                             key=f"resume_step_{run.run_id}")
+        event = run.events[index]
+        modes = _editors(event)
+        mode = st.radio("Edit as", modes, horizontal=True, key=f"resume_mode_{run.run_id}_{index}")
+        key = f"{run.run_id}_{index}"
+        edited, error = _edit(event, mode, key, table_names)
+        if event.next_step:
+            st.caption(f"After the edit the run continues with the step '{event.next_step}'.")
+        else:
+            st.caption("This step ended the run: re-running from here only re-executes the "
+                       "final SQL of the edited state.")
+        left, right = st.columns(2)
+        go = left.button("Re-run from the next step", type="primary", key=f"resume_go_{key}")
+        retry = right.button("Retry this step", key=f"resume_retry_{key}",
+                             help="Run this step again from the state before it, unedited.")
+        if retry:
+            return ResumeRequest(from_index=index, data=None)
+        if go:
+            if error:
+                st.error(error)
+                return None
+            return ResumeRequest(from_index=index + 1, data=edited)
+    return None
+
+
+def _edit(event: StepEvent, mode: str, key: str, table_names: list[str]) -> tuple[dict, str | None]:
+    """Draw the editor for ``mode``; return (edited state, error message or None)."""
+    data = copy.deepcopy(event.data)
+    if mode == "SQL":
+        text = st.text_area("SQL in this step's state", value=format_sql(data.get("sql")),
+                            key=f"resume_sql_{key}", height=150)
+        data["sql"] = text.strip() or None
+        return data, None if text.strip() else "The SQL is empty."
+    if mode == "Selection":
+        tables = table_names or list(data["selection"])
+        frame = st.data_editor(selection_rows(data["selection"], tables), hide_index=True,
+                               disabled=["table"], key=f"resume_sel_{key}",
+                               column_config={"keep": st.column_config.CheckboxColumn("keep"),
+                                              "columns": st.column_config.TextColumn(
+                                                  "columns", help="'all' or a comma-separated "
+                                                                  "list")})
+        data["selection"] = selection_from_rows(frame)
+        return data, None if data["selection"] else "Keep at least one table."
+    text = st.text_area("State after this step (JSON)", value=json.dumps(data, indent=2),
+                        key=f"resume_json_{key}", height=260)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return data, f"The state is not valid JSON: {exc.msg} (line {exc.lineno})."
+    if not isinstance(parsed, dict):
+        return data, "The state must be a JSON object ({...})."
+    return parsed, None

@@ -1,0 +1,45 @@
+"""Process-wide resources the pages share: the run store and the model client.
+
+Both are created once per server process with ``st.cache_resource``. The embedded model's server
+is started on first use behind a visible spinner; a client for an OpenAI-compatible endpoint is
+cheap and made per use, so an API key typed by one session is never cached where another session
+could reach it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import streamlit as st
+
+from agents.config import Settings
+from agents.store import Store, default_path
+
+
+@st.cache_resource(show_spinner=False)
+def _store_at(path: str) -> Store:
+    return Store(path)
+
+
+def store() -> Store:
+    """The shared run store (WAL mode; safe for several sessions and threads)."""
+    return _store_at(str(default_path()))
+
+
+@st.cache_resource(show_spinner="Starting the embedded model…")
+def _embedded_client(settings_json: str):
+    from agents.llm import make_client
+
+    return make_client(Settings(**json.loads(settings_json)))
+
+
+def llm_client(settings: Settings):
+    """A model client for ``settings``; raises ``LLMError`` with a clear message on failure."""
+    from agents.llm import make_client
+
+    if settings.provider == "local":
+        values = dataclasses.asdict(settings)
+        values["api_key"] = None  # the embedded server needs none; keep keys out of cache keys
+        return _embedded_client(json.dumps(values, sort_keys=True))
+    return make_client(settings)

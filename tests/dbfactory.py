@@ -1,0 +1,113 @@
+"""Small SQLite databases built on the fly for the database-layer tests."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+# A shop: a composite primary key, a foreign key naming no parent column (so it means the
+# parent's primary key), a composite foreign key, NULLs, long text, a blob and a view.
+SHOP_SQL = """
+CREATE TABLE customers (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  city TEXT,
+  note TEXT,
+  photo BLOB
+);
+CREATE TABLE products (
+  sku TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  title TEXT,
+  price REAL,
+  PRIMARY KEY (sku, version)
+);
+CREATE TABLE orders (
+  order_id INTEGER PRIMARY KEY,
+  customer INTEGER NOT NULL REFERENCES customers,
+  placed_on TEXT
+);
+CREATE TABLE order_items (
+  order_id INTEGER REFERENCES orders(order_id),
+  sku TEXT,
+  version INTEGER,
+  quantity INTEGER,
+  FOREIGN KEY (sku, version) REFERENCES products (sku, version)
+);
+CREATE VIEW big_spenders AS
+  SELECT c.name, count(*) AS n FROM customers c JOIN orders o ON o.customer = c.id GROUP BY c.id;
+INSERT INTO customers VALUES
+  (1, 'Ada', NULL, 'a note that is much longer than forty characters, really it is', x'00ff'),
+  (2, 'Bob', 'Paris', NULL, NULL),
+  (3, 'Cy', 'Paris', 'short', NULL),
+  (4, 'Di', 'Oslo', NULL, NULL),
+  (5, 'Ed', 'Rome', NULL, NULL);
+INSERT INTO products VALUES ('A-1', 1, 'Lamp', 9.5), ('A-1', 2, 'Lamp II', 12.0),
+  ('B-7', 1, 'Desk', 120.0);
+INSERT INTO orders VALUES (10, 1, '2024-01-02'), (11, 2, '2024-02-03'), (12, 2, '2024-03-04');
+INSERT INTO order_items VALUES (10, 'A-1', 1, 2), (11, 'B-7', 1, 1), (12, 'A-1', 2, 3);
+"""
+
+# Names that break naive quoting: spaces, all three quote characters, reserved words, unicode.
+ODD_SQL = '''
+CREATE TABLE "order" (
+  "select" INTEGER PRIMARY KEY,
+  "group" TEXT NOT NULL,
+  "it's" TEXT,
+  "say ""hi""" TEXT,
+  "back`tick" REAL
+);
+CREATE TABLE "line items" (
+  "order id" INTEGER NOT NULL REFERENCES "order"("select"),
+  "prix payé" REAL,
+  "中文" TEXT,
+  PRIMARY KEY ("order id", "中文")
+);
+INSERT INTO "order" VALUES (1, 'g1', 'x''y', 'q"q', 1.5), (2, 'g2', NULL, NULL, NULL);
+INSERT INTO "line items" VALUES (1, 9.99, '你好'), (1, 5.0, '世界'), (2, 1.25, '你好');
+'''
+
+
+def make_db(path: Path, script: str) -> Path:
+    """Create the SQLite file ``path`` from ``script`` and return it."""
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def db_bytes(script: str) -> bytes:
+    """The bytes of a database built from ``script`` (what an upload would carry)."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(script)
+    data = conn.serialize()
+    conn.close()
+    return data
+
+
+def build_big_table(path: Path, rows: int) -> Path:
+    """A file with table ``big`` of ``rows`` rows, built in a few seconds.
+
+    A cross join of a small key table with itself writes the rows in one statement, much faster
+    than a recursive CTE producing every row.
+    """
+    side = int(rows ** 0.5) + 1
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA page_size = 65536")
+    conn.execute("CREATE TABLE big (id INTEGER PRIMARY KEY, label TEXT, score REAL, payload BLOB)")
+    conn.execute("CREATE TEMP TABLE k (x INTEGER PRIMARY KEY)")
+    conn.execute("WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < ?) "
+                 "INSERT INTO k SELECT x FROM n", (side - 1,))
+    conn.execute("INSERT INTO big (id, label, score) SELECT a.x * ? + b.x + 1, "
+                 "'label ' || (b.x % 97), (b.x % 100) * 0.5 FROM k a, k b "
+                 "WHERE a.x * ? + b.x < ?", (side, side, rows))
+    conn.close()
+    return path
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
