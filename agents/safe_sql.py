@@ -66,10 +66,11 @@ DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer", "readfile", "w
 # Pragmas the introspection needs; all of them only read.
 READ_ONLY_PRAGMAS = frozenset({
     "table_info", "table_xinfo", "table_list", "foreign_key_list", "index_list", "index_info",
-    "index_xinfo", "quick_check",
+    "index_xinfo", "quick_check", "data_version",
 })
 
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
+_CATALOGUE_TABLES = {"sqlite_master", "sqlite_temp_master", "sqlite_schema", "sqlite_temp_schema"}
 
 
 class UnsafeSQLError(ValueError):
@@ -130,7 +131,7 @@ def _write_word(tokens: list[Token]) -> str | None:
         if word not in _WRITE_WORDS:
             continue
         following = tokens[index + 1] if index + 1 < len(tokens) else None
-        if word == "REPLACE" and following is not None and following.token_type == TokenType.L_PAREN:
+        if word == "REPLACE" and following and following.token_type == TokenType.L_PAREN:
             continue  # the replace() string function
         return word
     return None
@@ -209,8 +210,14 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None,
     if action in _ALLOWED_ACTIONS:
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+        denied = (arg2 or "").lower() in DENIED_FUNCTIONS
+        return sqlite3.SQLITE_DENY if denied else sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in READ_ONLY_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in _CATALOGUE_TABLES:
+        # A virtual table (full-text index, table-valued pragma) declares its columns through
+        # this check when it connects. A real UPDATE of the catalogue never runs: SQLite refuses
+        # it without writable_schema, a pragma no query can reach.
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 

@@ -332,7 +332,8 @@ def _read_foreign_keys(conn: sqlite3.Connection, tables: list[Table]) -> list[Fo
         if table.is_view:
             continue
         try:
-            rows = conn.execute(f"PRAGMA foreign_key_list({quote_identifier(table.name)})").fetchall()
+            rows = conn.execute(
+                f"PRAGMA foreign_key_list({quote_identifier(table.name)})").fetchall()
         except sqlite3.Error:
             continue
         groups: dict[int, list[tuple]] = {}
@@ -382,7 +383,7 @@ def _count_rows(conn: sqlite3.Connection, table: Table, budget: _Budget) -> None
     table.row_count, table.row_count_estimated = -1, True
     if table.is_view:
         return
-    try:  # the largest rowid: found in a few page reads, equal to the count unless rows were deleted
+    try:  # the largest rowid: a few page reads, and the count itself unless rows were deleted
         with Deadline(conn, 0.5):
             top = conn.execute(f"SELECT max(rowid) FROM {name}").fetchone()[0]
         table.row_count = int(top or 0)

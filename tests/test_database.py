@@ -68,7 +68,8 @@ def test_missing_file_and_folder(tmp_path):
 def test_not_sqlite_empty_and_encrypted(tmp_path):
     text = tmp_path / "notes.csv"
     text.write_text("a,b\n1,2\n")
-    assert _open_error(text) == "notes.csv: not a SQLite database (it may be encrypted or another format)"
+    assert _open_error(text) == (
+        "notes.csv: not a SQLite database (it may be encrypted or another format)")
     random_bytes = tmp_path / "secret.db"
     random_bytes.write_bytes(os.urandom(8192))
     assert "not a SQLite database (it may be encrypted" in _open_error(random_bytes)

@@ -14,7 +14,7 @@ from agents.engine import Pipeline, Step, StepContext
 from agents.evaluation.dataset import load_dataset, sample_questions
 from agents.evaluation.harness import EvalOptions, EvaluationAborted, run_evaluation
 from agents.evaluation.records import RESULTS_FILE, ResultsFile, record_to_run
-from agents.evaluation.report import build_report, render_markdown, write_report
+from agents.evaluation.report import build_report, render_markdown, run_metadata, write_report
 
 SPIDER = Path("/work/shared/data/spider")
 needs_spider = pytest.mark.skipif(not (SPIDER / "dev.json").is_file(),
@@ -121,7 +121,7 @@ def test_gold_as_prediction_scores_100_percent_on_spider_dev(tmp_path):
     assert elapsed < 60, f"gold-as-prediction took {elapsed:.0f} s"
 
 
-# -- verdicts, previews and traces ------------------------------------------------------------------
+# -- verdicts, previews and traces -----------------------------------------------------------------
 def test_records_hold_verdict_previews_and_the_full_trace(tiny, tmp_path):
     ds = load_dataset(tiny)
     pipelines = [GoldPipeline(ds.questions),
@@ -163,7 +163,7 @@ def test_a_capped_result_is_flagged(tiny, tmp_path):
     assert record["truncated"] is True
 
 
-# -- resume ------------------------------------------------------------------------------------------
+# -- resume ----------------------------------------------------------------------------------------
 class Interrupt(Exception):
     pass
 
@@ -209,7 +209,7 @@ def test_a_torn_last_line_is_cut_off_and_redone(tiny, tmp_path):
     assert sorted(r["question_id"] for r in records) == list(range(6))
 
 
-# -- model failures ------------------------------------------------------------------------------------
+# -- model failures --------------------------------------------------------------------------------
 def test_a_failing_model_aborts_unrecorded_and_a_rerun_retries(tiny, tmp_path, llm, scripted_llm):
     ds = load_dataset(tiny)
     scripted_llm.when(lambda req: True, {"status": 500, "error": "server on fire"})
@@ -239,7 +239,7 @@ def test_a_single_model_failure_is_recorded_as_a_failed_run(tiny, tmp_path, llm,
     assert records[1]["correct"]
 
 
-# -- parallel workers ------------------------------------------------------------------------------------
+# -- parallel workers ------------------------------------------------------------------------------
 def test_parallel_workers_reach_the_same_verdicts(tiny, tmp_path, llm, scripted_llm):
     ds = load_dataset(tiny)
     scripted_llm.when(lambda req: True, {"content": "SELECT name FROM people", "delay": 0.05})
@@ -253,18 +253,19 @@ def test_parallel_workers_reach_the_same_verdicts(tiny, tmp_path, llm, scripted_
     assert len(verdicts(parallel)) == 12
 
 
-# -- report -----------------------------------------------------------------------------------------------
+# -- report ----------------------------------------------------------------------------------------
 def test_report_has_the_hardness_table_costs_and_the_skipped_count(tiny, tmp_path):
     ds = load_dataset(tiny)
     pipelines = [GoldPipeline(ds.questions), FixedPipeline("names", "SELECT name FROM people"),
                  FixedPipeline("broken", "SELECT nope")]
     questions = sample_questions(ds.questions, None)
     run_evaluation(questions, pipelines, None, tmp_path, EvalOptions(), **QUIET)
-    meta = {"model": "test-model",
-            "dataset": {"name": ds.name, "root": ds.root, "total": ds.total,
-                        "executable": len(ds.questions), "missing_by_db": ds.missing_by_db()},
-            "sample": {"mode": "stratified", "seed": 0, "limit": None, "size": len(questions)},
-            "settings": {"workers": 1}}
+    meta = run_metadata(
+        model="test-model",
+        dataset={"name": ds.name, "root": ds.root, "total": ds.total,
+                 "executable": len(ds.questions), "missing_by_db": ds.missing_by_db()},
+        sample={"mode": "stratified", "seed": 0, "limit": None, "size": len(questions)},
+        settings={"workers": 1})
     report = write_report(tmp_path, meta)
 
     gold, names, broken = (report["pipelines"][n] for n in ("gold", "names", "broken"))
@@ -285,7 +286,7 @@ def test_report_has_the_hardness_table_costs_and_the_skipped_count(tiny, tmp_pat
     assert "test-model" in md and "CPUs" in md
 
 
-# -- the eval command --------------------------------------------------------------------------------------
+# -- the eval command ------------------------------------------------------------------------------
 def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, capsys):
     from agents.cli import main
     from agents.store import Store

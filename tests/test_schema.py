@@ -70,7 +70,8 @@ def test_examples_are_distinct_non_null_short_and_blob_safe(shop):
     customers = shop.table("customers")
     assert customers.column("id").examples == [1, 2, 3]
     assert customers.column("city").examples == ["Paris", "Oslo", "Rome"]
-    assert customers.column("note").examples == ["a note that is much longer than forty ch…", "short"]
+    assert customers.column("note").examples == [
+        "a note that is much longer than forty ch…", "short"]
     assert customers.column("photo").examples == ["<blob>"]
     assert shop.table("products").column("price").examples == [9.5, 12.0, 120.0]
 
@@ -181,7 +182,8 @@ def test_counts_fall_back_to_an_estimate_when_time_runs_out():
     orders = schema.table("orders")
     assert orders.row_count_estimated and orders.row_count == 12  # max(rowid), not the count 2
     assert orders.row_count_label == "≈12"
-    assert schema.table("keyed").row_count == -1 and schema.table("keyed").row_count_label == "unknown"
+    keyed = schema.table("keyed")
+    assert keyed.row_count == -1 and keyed.row_count_label == "unknown"
     assert schema.table("big_spenders").row_count == -1
     assert all(c.examples == [] for t in schema.tables for c in t.columns)
 
@@ -207,3 +209,13 @@ def test_introspection_of_ten_million_rows_is_bounded(big_file):
     assert big.column("payload").examples == []  # all NULL
     stopped = db.execute("SELECT count(*) FROM big a JOIN big b ON a.label = b.label", timeout=0.5)
     assert stopped.error_class == "Timeout"
+
+
+def test_full_text_index_tables_are_hidden_but_the_index_is_listed():
+    data = db_bytes("CREATE VIRTUAL TABLE docs USING fts5(title, body);"
+                    "INSERT INTO docs VALUES ('Intro', 'hello world');"
+                    "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);")
+    db = Database.from_bytes("fts.db", data)
+    assert db.schema.table_names() == ["docs", "notes"]
+    assert db.schema.table("docs").column("title").examples == ["Intro"]
+    assert db.execute("SELECT title FROM docs WHERE docs MATCH 'hello'").rows == [("Intro",)]

@@ -18,7 +18,7 @@ from ..cli import CLIError, UsageError, add_llm_options
 from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
-from .report import render_markdown, write_report
+from .report import render_markdown, run_metadata, write_report
 
 MANIFEST = "manifest.json"
 # Manifest keys that must match for a folder to be resumed: anything else makes the old and new
@@ -131,8 +131,7 @@ def main(args: argparse.Namespace) -> int:
         if store is not None and run is not None:
             store.save_run(run, source="eval")
 
-    meta = {
-        "model": model,
+    details = {
         "dataset": {"name": dataset.name, "root": dataset.root, "total": dataset.total,
                     "executable": len(dataset.questions), "missing_by_db": missing,
                     "hardness": dataset.hardness_counts()},
@@ -174,8 +173,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
-    meta["model"] = llm.model or model
-    report = write_report(out, meta)
+    report = write_report(out, run_metadata(model=llm.model or model, **details))
     print()
     print(render_markdown(report))
     print(f"results: {out / 'results.jsonl'}\nreport: {out / 'report.md'}")

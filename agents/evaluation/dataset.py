@@ -1,4 +1,4 @@
-"""Evaluation questions in the Spider (or BIRD) folder layout, and the seeded sample drawn from them.
+"""Evaluation questions in the Spider (or BIRD) folder layout, and the seeded sample of them.
 
 A dataset folder holds a questions file (``dev.json``: ``db_id``, ``question``, gold ``query`` or
 BIRD's ``SQL``, optional ``evidence`` and ``hardness``/``difficulty``) and one SQLite file per

@@ -76,13 +76,16 @@ def _pipeline_summary(rows: list[dict]) -> dict:
 
 
 def build_report(records: list[dict], meta: dict | None = None) -> dict:
-    """The whole report: metadata as given plus the summary of ``records``."""
-    meta = dict(meta or {})
-    report = {"created": meta.pop("created", None) or _now(),
-              "machine": meta.pop("machine", None) or machine_info(), **meta}
+    """The whole report: the metadata as given (see :func:`run_metadata`) plus the summary."""
+    report = dict(meta or {})
     report["questions_evaluated"] = len({r["question_id"] for r in records})
     report["pipelines"] = summarize(records)
     return report
+
+
+def run_metadata(**fields) -> dict:
+    """Report metadata for an evaluation finishing now on this machine, plus ``fields``."""
+    return {"created": _now(), "machine": machine_info(), **fields}
 
 
 def write_report(out_dir: str | Path, meta: dict | None = None) -> dict:
@@ -97,17 +100,13 @@ def write_report(out_dir: str | Path, meta: dict | None = None) -> dict:
     return report
 
 
-def load_folder(folder: str | Path) -> tuple[dict | None, list[dict]]:
-    """(report.json or None, results records) of an evaluation output folder."""
-    folder = Path(folder)
-    report = None
-    path = folder / REPORT_JSON
-    if path.is_file():
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            report = None
-    return report, ResultsFile(folder / RESULTS_FILE).read()
+def read_report(folder: str | Path) -> dict | None:
+    """The ``report.json`` of an evaluation output folder, or None when absent or unreadable."""
+    path = Path(folder) / REPORT_JSON
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return None
 
 
 def render_markdown(report: dict) -> str:
@@ -116,11 +115,13 @@ def render_markdown(report: dict) -> str:
     sample = report.get("sample") or {}
     machine = report.get("machine") or {}
     lines = [f"# Evaluation report: {dataset.get('name') or 'dataset'}", ""]
-    lines.append(f"- Date: {report.get('created')}")
+    if report.get("created"):
+        lines.append(f"- Date: {report['created']}")
     if report.get("model"):
         lines.append(f"- Model: {report['model']}")
-    lines.append(f"- Machine: {machine.get('platform')}, {machine.get('cpu_count')} CPUs, "
-                 f"Python {machine.get('python')}")
+    if machine:
+        lines.append(f"- Machine: {machine.get('platform')}, {machine.get('cpu_count')} CPUs, "
+                     f"Python {machine.get('python')}")
     if dataset:
         missing = dataset.get("missing_by_db") or {}
         skipped = sum(missing.values())

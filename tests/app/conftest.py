@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -30,35 +29,5 @@ def app_env(monkeypatch, scripted_llm, sample_dbs):
 def app(app_env) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def sqlite_bytes(tmp_path: Path, sql: str, name: str = "mine.sqlite") -> bytes:
-    """The bytes of a fresh SQLite file built from ``sql``."""
-    path = tmp_path / name
-    conn = sqlite3.connect(path)
-    conn.executescript(sql)
-    conn.commit()
-    conn.close()
-    return path.read_bytes()
-
-
-def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
-
-
-def ask(at: AppTest, question: str, pipeline: str = "baseline", **params) -> AppTest:
-    """Type a question, choose a pipeline (and parameters), click Run."""
-    at.text_area(key="ask_question").input(question)
-    at.selectbox(key="ask_pipeline").select(pipeline)
-    at.run()
-    for name, value in params.items():
-        widget = at.get_by_key(f"ask_param_{pipeline}_{name}") if hasattr(at, "get_by_key") \
-            else None
-        if widget is None:
-            raise KeyError(name)
-        widget.set_value(value)
-    at.button(key="ask_run_button").click().run()
     assert not at.exception, at.exception
     return at

@@ -1,0 +1,116 @@
+"""The Schema and Settings pages, and the pure helpers behind the diagram and the charts."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from app_helpers import errors, sqlite_bytes
+from pages.ui_charts import choose_chart
+from pages.ui_diagram import dot_id, schema_dot
+from pages.ui_resume import selection_from_rows, selection_rows
+
+
+def test_schema_page_shows_columns_rows_and_relations(app):
+    app.switch_page("pages/schema.py").run()
+    assert not app.exception and errors(app) == []
+    [chart] = app.get("graphviz_chart")
+    dot = chart.proto.spec
+    assert '"orders" -> "customers"' in dot and "digraph" in dot
+    app.selectbox(key="schema_table").select("products").run()
+    columns = app.dataframe[0].value
+    assert "price" in set(columns["column"])
+    assert columns.set_index("column").loc["category_id", "key"].startswith("→ categories")
+    first_rows = app.dataframe[1].value
+    assert len(first_rows) == 20 and "price" in first_rows.columns
+
+
+def test_schema_of_an_upload_with_odd_names(app, tmp_path):
+    data = sqlite_bytes(tmp_path, 'CREATE TABLE "my table" (id INTEGER PRIMARY KEY, "a""b" TEXT);'
+                                  'CREATE TABLE kids (id INTEGER, parent INTEGER REFERENCES '
+                                  '"my table"(id)); INSERT INTO "my table" VALUES (1, \'x\');')
+    app.file_uploader[0].set_value(("odd.sqlite", data, "application/octet-stream")).run()
+    app.switch_page("pages/schema.py").run()
+    assert not app.exception and errors(app) == []
+    assert app.selectbox(key="db_picker_schema").value == "upload:odd"
+    dot = app.get("graphviz_chart")[0].proto.spec
+    assert '"kids" -> "my table"' in dot
+
+
+def test_dot_quotes_odd_names():
+    assert dot_id('a "b" \\ c') == '"a \\"b\\" \\\\ c"'
+
+    class T:  # the few attributes the diagram reads
+        def __init__(self, name, cols):
+            self.name, self.row_count, self.primary_key = name, 1, []
+            self.columns = [type("C", (), {"name": c, "type": "TEXT", "primary_key": False})()
+                            for c in cols]
+
+    schema = type("S", (), {"tables": [T("x<y>", ["a&b"])], "foreign_keys": []})()
+    dot = schema_dot(schema)
+    assert "x&lt;y&gt;" in dot and "a&amp;b" in dot and '"x<y>" [label=<' in dot
+
+
+def test_chart_choice():
+    months = pd.DataFrame({"month": ["2024-01", "2024-02", "2024-03"], "orders": [3, 5, 4]})
+    assert (choose_chart(months).kind, choose_chart(months).x) == ("line", "month")
+    cities = pd.DataFrame({"city": ["Oslo", "Rome"], "customer_id": [1, 2], "n": [10, 20]})
+    choice = choose_chart(cities)
+    assert (choice.kind, choice.x, choice.y) == ("bar", "city", "n")
+    assert choose_chart(pd.DataFrame({"n": [42]})) is None
+    assert choose_chart(pd.DataFrame({"a": ["x", "y"], "b": ["p", "q"]})) is None
+
+
+def test_selection_editor_round_trip():
+    selection = {"orders": "keep_all", "products": ["name", "price"]}
+    rows = selection_rows(selection, ["orders", "products", "reviews"])
+    assert rows["keep"].tolist() == [True, True, False]
+    assert selection_from_rows(rows) == selection
+
+
+def test_settings_validation_keeps_the_previous_settings(app):
+    app.switch_page("pages/settings.py").run()
+    app.text_input(key="set_base_url").input("ftp://example.org")
+    app.radio(key="set_provider").set_value("openai")
+    app.button[0].click()  # the form's submit button comes first on the page
+    app.run()
+    [message] = errors(app)
+    assert message.startswith("Not applied:") and "base_url" in message
+    assert "llm_overrides" not in app.session_state or \
+        app.session_state["llm_overrides"].get("base_url") != "ftp://example.org"
+
+
+def test_test_connection_reports_model_and_latency(app):
+    app.switch_page("pages/settings.py").run()
+    app.button(key="set_test").click().run()
+    [ok] = app.success
+    assert "scripted-model" in ok.value and " s." in ok.value
+
+
+def test_test_connection_reports_an_unreachable_endpoint(app, isolated_studio):
+    app.switch_page("pages/settings.py").run()
+    app.session_state["llm_overrides"] = {"provider": "openai",
+                                          "base_url": "http://127.0.0.1:9/v1",
+                                          "api_key": "sk-session-only-123456789"}
+    app.run()
+    app.button(key="set_test").click().run()
+    [message] = errors(app)
+    assert message.startswith("Connection failed:")
+    assert "sk-session-only-123456789" not in message
+    for path in isolated_studio.rglob("*"):  # the session key is never written anywhere
+        if path.is_file():
+            assert b"sk-session-only-123456789" not in path.read_bytes()
+
+
+def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
+    app.switch_page("pages/settings.py").run()
+    app.number_input[0].set_value(2.5)
+    app.number_input[1].set_value(50)
+    app.button[1].click().run()  # "Save limits"
+    assert app.session_state["exec_limits"] == {"timeout": 2.5, "max_rows": 50}
+    key = "set_param_macsql_max_refine"
+    app.get_by_key(key).set_value(1)
+    [b for b in app.button if "MAC-SQL" in b.label][0].click().run()
+    assert app.session_state["pipeline_defaults"]["macsql"]["max_refine"] == 1
+    app.switch_page("pages/ask.py").run()
+    app.selectbox(key="ask_pipeline").select("macsql").run()
+    assert app.get_by_key("ask_param_macsql_max_refine").value == 1

@@ -1,0 +1,138 @@
+"""The Benchmark page on a small synthetic evaluation: summary, charts, wrong answers with gold
+and predicted SQL, upload of a results file, and opening an answer as a run in History."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agents.engine import Pipeline, Step, StepContext
+from agents.evaluation.dataset import load_dataset
+from agents.evaluation.harness import EvalOptions, run_evaluation
+from agents.evaluation.report import run_metadata, write_report
+from agents.store import Store, default_path
+
+from app_helpers import errors
+
+QUESTIONS = [
+    ("How many birds are there?", "SELECT count(*) FROM birds", "easy"),
+    ("List every bird name.", "SELECT name FROM birds", "easy"),
+    ("Which birds weigh more than 2?", "SELECT name FROM birds WHERE weight > 2", "medium"),
+    ("Names by weight, heaviest first.", "SELECT name FROM birds ORDER BY weight DESC", "hard"),
+]
+
+
+class Fixed(Pipeline):
+    """Test-only pipeline: the same SQL for every question."""
+
+    title = "Fixed"
+
+    def __init__(self, name: str, sql: str):
+        self.name, self.sql = name, sql
+        self.steps = [Step("write", "SQL Writer", self.write)]
+
+    def write(self, ctx: StepContext) -> None:
+        ctx.data["sql"] = self.sql
+        ctx.set_output(parsed={"sql": self.sql}, sql=self.sql)
+
+
+@pytest.fixture
+def evaluation(tmp_path) -> Path:
+    data = tmp_path / "data"
+    (data / "database" / "aviary").mkdir(parents=True)
+    conn = sqlite3.connect(data / "database" / "aviary" / "aviary.sqlite")
+    conn.execute("CREATE TABLE birds (id INTEGER PRIMARY KEY, name TEXT, weight REAL)")
+    conn.executemany("INSERT INTO birds (name, weight) VALUES (?, ?)",
+                     [("owl", 1.5), ("swan", 9.0), ("crow", 0.5)])
+    conn.commit()
+    conn.close()
+    items = [{"db_id": "aviary", "question": q, "query": sql, "hardness": h}
+             for q, sql, h in QUESTIONS] + [
+        {"db_id": "gone", "question": "Lost?", "query": "SELECT 1", "hardness": "easy"}]
+    (data / "dev.json").write_text(json.dumps(items))
+    ds = load_dataset(data)
+    out = tmp_path / "bench-out"
+    run_evaluation(ds.questions, [Fixed("names", "SELECT name FROM birds"),
+                                  Fixed("typo", "SELECT nme FROM birds")],
+                   None, out, EvalOptions(), log=lambda line: None)
+    write_report(out, run_metadata(
+        model="synthetic-model",
+        dataset={"name": "data", "root": str(data), "total": ds.total,
+                 "executable": len(ds.questions), "missing_by_db": ds.missing_by_db()},
+        sample={"mode": "stratified", "seed": 0, "limit": None, "size": 4}))
+    return out
+
+
+def open_page(app, folder: Path):
+    app.switch_page("pages/benchmark.py").run()
+    assert not app.exception, app.exception
+    app.text_input(key="bench_path").input(str(folder)).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_summary_charts_and_wrong_answers(app, evaluation):
+    at = open_page(app, evaluation)
+    assert errors(at) == []
+    summary = at.dataframe[0].value.set_index("pipeline")
+    assert summary.loc["names", "EX %"] == 25.0  # only "List every bird name."
+    assert summary.loc["typo", "EX %"] == 0.0
+    assert summary.loc["typo", "exec errors %"] == 100.0
+    assert summary.loc["names", "easy %"] == 50.0
+    assert any("1 skipped (database missing: gone)" in c.value for c in at.caption)
+    assert any("synthetic-model" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 4
+
+    at.selectbox(key="bench_pipeline").select("names").run()
+    wrong = at.dataframe[1].value
+    assert sorted(wrong["id"]) == [0, 2, 3]
+    assert set(wrong["outcome"]) == {"wrong result"}
+
+    at.selectbox(key="bench_question").select(3).run()
+    assert not at.exception, at.exception
+    codes = [c.value for c in at.code]
+    assert any("ORDER BY weight DESC" in c for c in codes)  # gold
+    assert any(c.strip().endswith("FROM birds") for c in codes)  # predicted
+    assert any("row order matters" in c.value for c in at.caption)
+    gold_rows, pred_rows = at.dataframe[2].value, at.dataframe[3].value
+    assert list(gold_rows["name"]) == ["swan", "owl", "crow"]
+    assert list(pred_rows["name"]) == ["owl", "swan", "crow"]
+
+    at.selectbox(key="bench_pipeline").select("typo").run()
+    at.selectbox(key="bench_question").select(0).run()
+    assert any("no such column: nme" in m.value for m in at.markdown)
+
+
+def test_open_an_answer_as_a_run_in_history(app, evaluation):
+    at = open_page(app, evaluation)
+    at.selectbox(key="bench_pipeline").select("typo").run()
+    at.selectbox(key="bench_question").select(1).run()
+    at.button(key="bench_open_run").click().run()
+    assert not at.exception, at.exception
+    with Store(default_path()) as store:
+        (saved,) = store.list_runs(source="eval")
+    assert saved["pipeline"] == "typo" and saved["question"] == QUESTIONS[1][0]
+    assert at.session_state["hist_open"] == saved["run_id"]
+    assert any(t.value == "History & annotation" for t in at.title)
+    assert any("Replay" in h.value for h in at.subheader)
+
+
+def test_an_uploaded_results_file(app, evaluation):
+    app.switch_page("pages/benchmark.py").run()
+    app.radio(key="bench_source").set_value("Upload results.jsonl").run()
+    data = (evaluation / "results.jsonl").read_bytes()
+    app.file_uploader(key="bench_file").set_value(
+        ("results.jsonl", data, "application/jsonl")).run()
+    assert not app.exception, app.exception
+    summary = app.dataframe[0].value.set_index("pipeline")
+    assert summary.loc["names", "questions"] == 4
+
+
+def test_a_folder_without_results_is_reported(app, tmp_path):
+    app.switch_page("pages/benchmark.py").run()
+    app.text_input(key="bench_path").input(str(tmp_path)).run()
+    assert not app.exception
+    assert any("No results.jsonl" in e for e in errors(app))
