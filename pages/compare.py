@@ -109,11 +109,17 @@ def _stop() -> None:
 
 
 def _outcomes(result: ComparisonResult) -> None:
+    failed = [o.pipeline for o in result.outcomes if o.group is None]
+    failed_text = f" No working result from: {', '.join(failed)}." if failed else ""
     if result.all_agree:
         st.success("All pipelines return the same rows.")
+    elif len(result.groups) == 1 and len(result.groups[0]) > 1:
+        st.warning(f"{' = '.join(result.groups[0])} return the same rows.{failed_text}")
+    elif len(result.groups) == 1:
+        st.warning(f"Only {result.groups[0][0]} produced a result that runs.{failed_text}")
     elif result.groups:
         groups = " | ".join(" = ".join(g) for g in result.groups)
-        st.warning(f"The pipelines disagree. Groups with equal results: {groups}")
+        st.warning(f"The pipelines disagree. Groups with equal results: {groups}.{failed_text}")
     else:
         st.warning("No pipeline produced a result that runs.")
     columns = st.columns(len(result.outcomes))

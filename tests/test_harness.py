@@ -336,3 +336,21 @@ def test_eval_command_missing_dataset(tmp_path, capsys):
 
     assert main(["eval", "--data", str(tmp_path / "nowhere"), "--pipelines", "baseline"]) == 2
     assert "dataset folder not found" in capsys.readouterr().err
+
+
+def test_eval_command_runs_serially_on_the_embedded_model(tiny, tmp_path, llm, monkeypatch,
+                                                          capsys, scripted_llm):
+    """Provider 'local' serves one request at a time: --workers is forced to 1, with a note."""
+    import agents.llm
+    from agents.cli import main
+
+    monkeypatch.setenv("STUDIO_PROVIDER", "local")
+    monkeypatch.setattr(agents.llm, "make_client", lambda settings: llm)
+    scripted_llm.when(lambda req: True, "SELECT name FROM people")
+    out = tmp_path / "out"
+    assert main(["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "2",
+                 "--workers", "4", "--out", str(out)]) == 0
+    assert "workers forced to 1" in capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["workers"] == 1
+    assert any("workers forced to 1" in n for n in report["notes"])

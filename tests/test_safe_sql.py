@@ -48,6 +48,7 @@ REFUSED = [
     ("INSERT OR REPLACE INTO customers (id, name) VALUES (1, 'x')", f"INSERT {NOT_ALLOWED}"),
     ("WITH x AS (SELECT 1) INSERT INTO orders SELECT 99, 1, NULL FROM x", f"INSERT {NOT_ALLOWED}"),
     ("WITH x AS (SELECT 1) DELETE FROM customers", f"DELETE {NOT_ALLOWED}"),
+    ("WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d", f"DELETE {NOT_ALLOWED}"),
     # sqlglot cannot parse UPDATE OR IGNORE: the write is still recognised
     ("WITH x AS (SELECT 1) UPDATE OR IGNORE customers SET name = 'x'", f"UPDATE {NOT_ALLOWED}"),
     ("UPDATE OR IGNORE customers SET name = 'x'", f"UPDATE {NOT_ALLOWED}"),
@@ -234,3 +235,10 @@ def test_execute_readonly_works_on_a_bare_guarded_connection(shop_file):
     result = execute_readonly(conn, "SELECT name FROM customers ORDER BY id", max_rows=2)
     assert isinstance(result, ExecResult)
     assert result.rows == [("Ada",), ("Bob",)] and result.truncated and result.seconds >= 0
+
+
+def test_text_that_is_not_utf8_is_shown_not_fatal():
+    db = Database.from_bytes("bad_text.db", db_bytes(
+        "CREATE TABLE t (s TEXT); INSERT INTO t VALUES (CAST(x'ff41' AS TEXT));"))
+    assert db.execute("SELECT s FROM t").rows == [("\ufffdA",)]
+    assert db.schema.table("t").column("s").examples == ["\ufffdA"]

@@ -17,7 +17,6 @@ written only once a later item succeeds, and a streak of them aborts the evaluat
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone

@@ -150,7 +150,9 @@ def render_markdown(report: dict) -> str:
             cells.append(f"{_fmt(level['ex'])} ({level['correct']}/{level['n']})" if level else "")
         cells += [_fmt(s["exec_error_rate"]), s["failed_runs"], s["truncated"]]
         lines.append(_row(cells))
-    lines += ["", "## Cost and time per question", ""]
+    lines += ["", "Exec errors: the pipeline gave no SQL or its SQL failed to run. Failed runs: a "
+              "step failed (its SQL, if any, is still scored).", ""]
+    lines += ["## Cost and time per question", ""]
     head = ["pipeline", "LLM calls", "prompt tokens", "completion tokens", "seconds p50",
             "seconds p95", "time outside the model"]
     lines += [_row(head), _row(["---"] * len(head))]

@@ -10,6 +10,11 @@ from pages.ui_diagram import dot_id, schema_dot
 from pages.ui_resume import selection_from_rows, selection_rows
 
 
+def button(at, label: str):
+    [found] = [b for b in at.button if b.label == label]
+    return found
+
+
 def test_schema_page_shows_columns_rows_and_relations(app):
     app.switch_page("pages/schema.py").run()
     assert not app.exception and errors(app) == []
@@ -71,8 +76,7 @@ def test_settings_validation_keeps_the_previous_settings(app):
     app.switch_page("pages/settings.py").run()
     app.text_input(key="set_base_url").input("ftp://example.org")
     app.radio(key="set_provider").set_value("openai")
-    app.button[0].click()  # the form's submit button comes first on the page
-    app.run()
+    button(app, "Apply for this session").click().run()
     [message] = errors(app)
     assert message.startswith("Not applied:") and "base_url" in message
     assert "llm_overrides" not in app.session_state or \
@@ -105,7 +109,7 @@ def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
     app.switch_page("pages/settings.py").run()
     app.number_input[0].set_value(2.5)
     app.number_input[1].set_value(50)
-    app.button[1].click().run()  # "Save limits"
+    button(app, "Save limits").click().run()
     assert app.session_state["exec_limits"] == {"timeout": 2.5, "max_rows": 50}
     key = "set_param_macsql_max_refine"
     app.get_by_key(key).set_value(1)

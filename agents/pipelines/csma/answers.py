@@ -1,0 +1,88 @@
+"""Reading the CSMA agents' answers: an extraction (JSON map) and a check verdict (JSON object).
+
+Both raise :class:`~agents.engine.ParseError` with a message meant to be fed back to the model,
+which the engine does once before failing the step.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...engine import ParseError
+from ...parsing import extract_json
+from .schema_ops import SchemaMap, clean_name, resolve_extraction
+
+POSITIVE = "positive"
+NEGATIVE = "negative"
+
+_POSITIVE_WORDS = {"correct", "right", "yes", "true", "positive", "ok", "valid", "pass"}
+_NEGATIVE_WORDS = {"wrong", "incorrect", "no", "false", "negative", "invalid", "fail"}
+_LEADING_WORD = re.compile(r"^\W*([A-Za-z]+)")
+
+CHECK_JSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["correct", "wrong"]},
+        "reason": {"type": "string"},
+    },
+    "required": ["verdict", "reason"],
+    "additionalProperties": False,
+}
+
+
+def parse_extraction(text: str, known: SchemaMap) -> tuple[SchemaMap, list[str]]:
+    """``(extracted, notes)`` from a ``{table: [columns]}`` answer; ``{}`` means nothing needed.
+
+    An answer that names tables, none of them known, is an error (the model should use the
+    names it was shown); unknown names next to known ones are only noted.
+    """
+    value = extract_json(text)
+    if not isinstance(value, dict):
+        raise ParseError('expected one JSON object such as {"table": ["column", "column"]}')
+    extracted, notes = resolve_extraction(value, known)
+    known_tables = {t.casefold() for t in known}
+    unknown = [k for k in value if clean_name(k).casefold() not in known_tables]
+    if unknown and not extracted:
+        raise ParseError(f"none of the tables named is in the schema; use only these: "
+                         f"{', '.join(known)}")
+    return extracted, notes
+
+
+def parse_check(text: str) -> dict:
+    """``{"verdict": "positive" | "negative", "reason": str}`` from the checker's answer.
+
+    Takes the JSON object asked for; a bare leading word ("Correct. ...", "Wrong: ...") is
+    accepted too, since it says the same thing.
+    """
+    try:
+        value = extract_json(text)
+    except ParseError:
+        value = None
+    if isinstance(value, dict):
+        verdict = _verdict_of(value)
+        if verdict is None:
+            raise ParseError('the "verdict" must be "correct" or "wrong"')
+        reason = value.get("reason") or value.get("explanation") or ""
+        return {"verdict": verdict, "reason": str(reason).strip()}
+    match = _LEADING_WORD.match(str(text or ""))
+    word = match.group(1).lower() if match else ""
+    if word in _POSITIVE_WORDS or word in _NEGATIVE_WORDS:
+        reason = str(text)[match.end():].strip(" \t\n.:-")
+        return {"verdict": POSITIVE if word in _POSITIVE_WORDS else NEGATIVE, "reason": reason}
+    raise ParseError('answer with one JSON object: {"verdict": "correct" or "wrong", '
+                     '"reason": "..."}')
+
+
+def _verdict_of(value: dict) -> str | None:
+    for key in ("verdict", "result", "judgement", "judgment", "correct", "is_correct"):
+        if key not in value:
+            continue
+        raw = value[key]
+        if isinstance(raw, bool):
+            return POSITIVE if raw else NEGATIVE
+        word = str(raw).strip().lower()
+        if word in _POSITIVE_WORDS:
+            return POSITIVE
+        if word in _NEGATIVE_WORDS:
+            return NEGATIVE
+    return None

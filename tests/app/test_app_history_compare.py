@@ -1,0 +1,158 @@
+"""History & annotation (list, filter, replay, annotate, export) and the Compare page."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import run_to_end, start_run
+from agents.pipelines import get_pipeline
+from agents.store import Store, default_path
+
+from app_helpers import errors
+
+TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
+WRITER = "You are a SQLite expert."
+
+
+@pytest.fixture
+def saved_runs(app_env, llm, sample_dbs):
+    """Two finished baseline runs in the store, as the Ask page would have saved them."""
+    app_env.push(f"```sql\n{TOP5}\n```", "```sql\nSELECT COUNT(*) FROM orders\n```")
+    runs = []
+    with open_database(sample_dbs / "shop.sqlite") as db, Store(default_path()) as store:
+        for question in ("Five most expensive products?", "How many orders?"):
+            run = run_to_end(start_run(get_pipeline("baseline"), question, db, llm))
+            store.save_run(run)
+            runs.append(run)
+    app_env.clear()
+    return runs
+
+
+def open_history(at, run_id: str | None = None):
+    at.switch_page("pages/history.py").run()
+    assert not at.exception, at.exception
+    if run_id:
+        at.selectbox(key="hist_open").select(run_id).run()
+        assert not at.exception, at.exception
+    return at
+
+
+def submit(at, **fields):
+    form = at.get("form")[0]  # the annotation form is the only form on the page
+    if "verdict" in fields:
+        form.radio[0].set_value(fields["verdict"])
+    if "error_type" in fields:
+        form.selectbox[0].set_value(fields["error_type"])
+    if "step" in fields:
+        form.selectbox[1].set_value(fields["step"])
+    if "corrected" in fields:
+        form.text_area[0].input(fields["corrected"])
+    if "notes" in fields:
+        form.text_area[1].input(fields["notes"])
+    [b for b in at.button if b.label == "Save annotation"][0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_history_lists_replays_without_model_calls(app, app_env, saved_runs):
+    open_history(app)
+    listing = app.dataframe[0].value
+    assert set(listing["question"]) == {"Five most expensive products?", "How many orders?"}
+    open_history(app, saved_runs[0].run_id)
+    [status] = app.status
+    assert status.label.startswith("1. SQL Writer") and status.state == "complete"
+    assert any("LIMIT 5" in c.value for c in app.code)
+    assert app_env.requests == []
+    labels = [b.label for b in app.get("download_button")]
+    assert labels == ["Export CSV", "Export JSONL"]
+
+
+def test_annotate_with_checked_corrected_sql_and_filter(app, saved_runs):
+    run = saved_runs[1]
+    open_history(app, run.run_id)
+    submit(app, verdict="incorrect", error_type="aggregation_grouping", step=0,
+           corrected="SELECT COUNT(DISTINCT order_id) FROM orders", notes="count distinct")
+    assert errors(app) == []
+    assert any("Annotation saved" in s.value and "runs on shop" in s.value for s in app.success)
+    with Store(default_path()) as store:
+        note = store.get_annotation(run.run_id)
+    assert (note["verdict"], note["error_type"], note["faulty_step"]) == (
+        "incorrect", "aggregation_grouping", "writer")
+    app.selectbox(key="hist_verdict").select("incorrect").run()
+    assert app.dataframe[0].value["run"].tolist() == [run.run_id]
+    app.selectbox(key="hist_verdict").select("(any)").run()
+    app.selectbox(key="hist_error_type").select("join").run()
+    assert not any(d.value.shape[0] for d in app.dataframe[:1]) or "No saved runs" in \
+        " ".join(i.value for i in app.info)
+
+
+def test_corrected_sql_that_writes_is_refused_and_not_saved(app, saved_runs):
+    run = saved_runs[0]
+    open_history(app, run.run_id)
+    submit(app, verdict="incorrect", error_type="logic", corrected="DROP TABLE products")
+    [message] = errors(app)
+    assert message.startswith("Refused:")
+    with Store(default_path()) as store:
+        assert store.get_annotation(run.run_id) is None
+
+
+def test_correct_verdict_with_an_error_type_is_explained(app, saved_runs):
+    open_history(app, saved_runs[0].run_id)
+    submit(app, verdict="correct", error_type="join")
+    [message] = errors(app)
+    assert "no error type" in message
+
+
+def test_compare_runs_pipelines_side_by_side(app, app_env):
+    app_env.when(WRITER, f"```sql\n{TOP5}\n```").when(
+        "As an experienced and professional database administrator",
+        '{"products": "keep_all", "reviews": "drop_all"}').when(
+        "decompose the question into subquestions",
+        f"Sub question 1: Most expensive products?\nSQL\n```sql\n{TOP5}\n```")
+    app.switch_page("pages/compare.py").run()
+    app.text_area(key="cmp_question").input("Five most expensive products?")
+    app.multiselect(key="cmp_pipelines").set_value(["baseline", "macsql"])
+    app.button(key="cmp_go").click().run()
+    assert not app.exception and errors(app) == []
+    assert any("same rows" in s.value for s in app.success)
+    assert sum("LIMIT 5" in c.value for c in app.code) >= 2
+    metrics = {m.label for m in app.metric}
+    assert {"calls", "tokens", "seconds"} <= metrics
+    with Store(default_path()) as store:
+        assert {r["pipeline"] for r in store.list_runs()} == {"baseline", "macsql"}
+
+
+def test_compare_needs_two_pipelines_and_a_question(app):
+    app.switch_page("pages/compare.py").run()
+    app.button(key="cmp_go").click().run()
+    assert errors(app) == ["Type a question first."]
+    app.text_area(key="cmp_question").input("Anything?")
+    app.multiselect(key="cmp_pipelines").set_value(["baseline"])
+    app.button(key="cmp_go").click().run()
+    assert errors(app) == ["Choose at least two pipelines to compare."]
+
+
+def test_stop_finalizes_a_stopped_run_without_waiting_for_the_model(app_env, llm, sample_dbs):
+    from pages.ui_runner import RunJob, start_job, stop_job
+
+    app_env.push({"content": f"```sql\n{TOP5}\n```", "delay": 3})
+    saved = []
+    pipeline = get_pipeline("baseline")
+    with open_database(sample_dbs / "shop.sqlite") as db:
+        job = RunJob(pipeline=pipeline, question="q", db_key="sample:shop", db_name=db.name)
+        start_job(job, lambda: start_run(pipeline, "q", db, llm, cancel=job.cancel),
+                  saved.append)
+        while not job.items:
+            time.sleep(0.01)
+        t0 = time.perf_counter()
+        run = stop_job(job, saved.append)
+        assert time.perf_counter() - t0 < 2
+        assert run.status == "stopped" and run.error == "stopped by the user"
+        assert saved == [run]
+        job.thread.join(timeout=10)
+    assert saved == [run]  # the abandoned worker does not save a second version
+    assert not [t for t in threading.enumerate() if t.name.startswith("run-") and t.is_alive()]

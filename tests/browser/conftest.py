@@ -1,0 +1,126 @@
+"""Real-browser fixtures: the app under ``streamlit run`` on 127.0.0.1, driven by Chromium.
+
+The app talks to a scripted OpenAI-compatible server on loopback (the same real client code as
+with any endpoint). Chromium comes from Debian's package (Playwright cannot download its own
+browser here); without it every browser test is skipped with a message saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from scripted_llm import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = os.environ.get("STUDIO_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("browser tests skipped: Chromium is not installed "
+                    "(apt-get install chromium chromium-driver)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser_llm():
+    server = ScriptedLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path, browser_llm, tmp_path_factory):
+    home = tmp_path_factory.mktemp("browser_home")
+    port = _free_port()
+    env = dict(os.environ)
+    env.update({
+        "STUDIO_HOME": str(home),
+        "STUDIO_CACHE": str(home / "cache"),
+        "STUDIO_PROVIDER": "openai",
+        "OPENAI_BASE_URL": browser_llm.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "STUDIO_MODEL": "scripted-model",
+        "STUDIO_LLM_CACHE": "false",
+        "STUDIO_MAX_RETRIES": "0",
+    })
+    log = open(home / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+         "--server.headless", "true", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited: {(home / 'streamlit.log').read_text()}")
+    else:
+        proc.terminate()
+        raise RuntimeError("streamlit did not become healthy within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Save a screenshot of the whole app (grown to its content height) as a test artifact."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        "() => Math.max(...Array.from(document.querySelectorAll("
+        "'[data-testid=stMain], section.main, [data-testid=stAppViewContainer] *'))"
+        ".slice(0, 400).map(e => e.scrollHeight || 0), 1000)")
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 80, 8000)})
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    return path
