@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
 # Widget values Streamlit would forget when another page is shown; re-assigning them on every run
 # turns them into plain session values, so a question typed on Ask survives a visit to Schema.
 PERSISTENT_PREFIXES = ("ask_question", "ask_evidence", "ask_pipeline", "ask_param_",
+                       "ask_expand_steps",
                        "cmp_question", "cmp_evidence", "cmp_pipelines", "hist_")
 
 
@@ -30,6 +31,8 @@ def _keep_widget_values() -> None:
 
 
 def _pages() -> list:
+    """The pages in menu order (each page script starts with ``run_through_app()``, see
+    ``pages/ui_bootstrap.py``)."""
     pages = [
         st.Page("pages/ask.py", title="Ask", url_path="ask", default=True),
         st.Page("pages/schema.py", title="Schema", url_path="schema"),

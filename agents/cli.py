@@ -351,6 +351,8 @@ def _render_generic(parsed: dict) -> list[str]:
 
 
 def _sql_shown(parsed: dict, sql: str) -> bool:
+    if parsed.get("status") in ("ok", "gave_up"):  # a check of SQL shown by an earlier step
+        return True
     if "sub_questions" in parsed:
         return any((p.get("sql") or "").strip() == sql.strip() for p in parsed["sub_questions"])
     return "sql_before" in parsed or parsed.get("sql") == sql
@@ -361,7 +363,8 @@ def format_sql(sql: str) -> str:
     try:
         import sqlparse
 
-        return sqlparse.format(sql, reindent=True, keyword_case="upper").strip()
+        # keyword case is left alone: sqlparse would also upper-case a column called "year"
+        return sqlparse.format(sql, reindent=True).strip()
     except Exception:  # noqa: BLE001 -- formatting is cosmetic
         return sql.strip()
 

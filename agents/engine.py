@@ -184,17 +184,21 @@ class StepContext:
         for attempt in range(attempts):
             call = LLMCall(messages=copy.deepcopy(msgs))
             self.event.calls.append(call)
+            # Wall time around the whole call, so retries and back-off waits count as model
+            # time rather than silently inflating the time "outside the model".
+            t0 = time.perf_counter()
             try:
                 reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
                                       max_tokens=max_tokens)
             except Exception as exc:  # the client raises LLMError with a user-facing message
+                call.seconds = time.perf_counter() - t0
                 call.error = str(exc) or exc.__class__.__name__
                 raise StepError(f"model call failed: {call.error}") from exc
             call.raw = reply.text
             call.model = reply.model
             call.prompt_tokens = reply.prompt_tokens
             call.completion_tokens = reply.completion_tokens
-            call.seconds = reply.seconds
+            call.seconds = time.perf_counter() - t0
             call.cached = reply.cached
             if parse is None:
                 return reply.text

@@ -190,7 +190,7 @@ def question_skeleton(question: str, terms: Iterable[tuple[str, ...]] = (),
     """
     phrases = set(terms)
     for entity in entities or ():
-        words = [w for w in _phrase(entity)]
+        words = list(_phrase(entity))
         while words and words[0] in ("the", "a", "an"):
             words.pop(0)
         if words and len(words) <= _MAX_PHRASE and not all(w in _KEEP for w in words):

@@ -12,11 +12,11 @@ from agents.pipelines import get_pipeline, list_pipelines
 from pages import ui_databases, ui_params, ui_resume, ui_runner, ui_services, ui_state, ui_trace
 from pages.ui_db_panel import database_picker, database_summary
 from pages.ui_result import answer_pane
+from pages.ui_bootstrap import run_through_app
 
 JOB = "ask_job"
 RUN = "ask_run"
 RUN_DB = "ask_run_db"
-NOTICE = "ask_notice"
 
 
 def _fill_example() -> None:
@@ -105,6 +105,12 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
     st.session_state[JOB] = job
 
 
+def _expand_toggle() -> bool:
+    st.session_state.setdefault("ask_expand_steps", True)
+    return st.toggle("Show step details", key="ask_expand_steps",
+                     help="Open every step's block; switch off for a compact list of steps.")
+
+
 def _question_box(db_key: str | None, db, running: bool) -> None:
     pipelines = list_pipelines()
     if not pipelines:
@@ -142,6 +148,7 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             _start(pipeline, db_key, db, question, evidence, params)
 
 
+run_through_app()
 st.title("Ask a question")
 job = _active_job()
 running = job is not None and not job.finished
@@ -159,10 +166,14 @@ drawn_live = False
 if job is not None:
     st.divider()
     st.subheader("Agent steps")
+    expand = _expand_toggle()
     if not job.finished:
-        st.button("Stop", key="ask_stop", on_click=_stop,
-                  help="Stop after the current model call; the steps so far are kept.")
-        ui_runner.follow(job)
+        stop_slot = st.empty()
+        stop_slot.button("Stop", key="ask_stop", on_click=_stop,
+                         help="Stop now; a model call in flight is abandoned, the steps so far "
+                              "are kept.")
+        ui_runner.follow(job, expanded=expand)
+        stop_slot.empty()
         drawn_live = True
     del st.session_state[JOB]
     if job.failure:
@@ -171,7 +182,7 @@ if job is not None:
         st.warning(job.save_error)
     if job.run is not None:
         if not drawn_live:
-            ui_trace.render_trace(job.run.events)
+            ui_trace.render_trace(job.run.events, expanded=expand)
             drawn_live = True
         st.session_state[RUN] = job.run
         st.session_state[RUN_DB] = job.db_key
@@ -181,8 +192,9 @@ if run is not None:
     if not drawn_live:
         st.divider()
         st.subheader("Agent steps")
+        expand = _expand_toggle()
         st.caption(f"“{run.question}” on {run.db_name} with {run.pipeline}")
-        ui_trace.render_trace(run.events)
+        ui_trace.render_trace(run.events, expanded=expand)
     run_db_key = st.session_state.get(RUN_DB)
     answer_pane(run, run_db_key)
     run_db = ui_databases.resolve(run_db_key)

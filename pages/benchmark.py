@@ -22,6 +22,7 @@ from agents.evaluation.report import build_report, read_report
 from agents.paths import REPO_ROOT
 
 from pages import ui_services
+from pages.ui_bootstrap import run_through_app
 from pages.ui_format import format_sql, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"
@@ -282,6 +283,7 @@ def _open_in_history(record: dict, open_raw) -> None:
 
 
 # -- page ------------------------------------------------------------------------------------------
+run_through_app()
 st.title("Benchmark")
 source = _source()
 if source is not None:

@@ -17,6 +17,7 @@ from pages import ui_services, ui_state, ui_trace
 from pages.ui_db_panel import database_picker
 from pages.ui_format import format_sql
 from pages.ui_result import result_view
+from pages.ui_bootstrap import run_through_app
 
 JOB = "cmp_job"
 RESULT = "cmp_result"
@@ -140,12 +141,13 @@ def _outcomes(result: ComparisonResult) -> None:
             if outcome.final_sql:
                 st.code(format_sql(outcome.final_sql), language="sql")
                 result_view(outcome.result, key=f"cmp_{outcome.pipeline}",
-                            max_rows=ui_state.exec_limits().max_rows)
+                            max_rows=ui_state.exec_limits().max_rows, chart=False)
             if outcome.run is not None and outcome.run.events:
                 with st.expander("Agent steps"):
                     ui_trace.render_trace(outcome.run.events)
 
 
+run_through_app()
 st.title("Compare pipelines")
 job = st.session_state.get(JOB)
 running = isinstance(job, CompareJob) and not job.finished

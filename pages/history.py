@@ -10,6 +10,7 @@ from agents.store import ERROR_TYPES, UNANNOTATED, VERDICTS
 from pages import ui_databases, ui_services, ui_state, ui_trace
 from pages.ui_format import format_sql
 from pages.ui_result import result_view
+from pages.ui_bootstrap import run_through_app
 
 ANY = "(any)"
 NOTICE = "hist_notice"
@@ -123,7 +124,8 @@ def _replay(store, run_id: str) -> None:
     if run.evidence:
         st.caption(f"Evidence: {run.evidence}")
     totals = run.totals()
-    st.caption(f"{run.db_name} · {run.pipeline} · {run.status} · model {run.model or '?'} · "
+    st.caption(f"{run.db_name} · {run.pipeline} · {run.status} · "
+               + (f"model {run.model} · " if run.model else "") +
                f"{totals['llm_calls']} call(s) · {run.prompt_tokens + run.completion_tokens:,} "
                f"tokens · {totals['seconds']:.1f} s"
                + (f" · resumed from run {run.parent_run_id}" if run.parent_run_id else ""))
@@ -144,6 +146,7 @@ def _replay(store, run_id: str) -> None:
     _annotate(store, run, latest)
 
 
+run_through_app()
 st.title("History & annotation")
 store = ui_services.store()
 notice = st.session_state.pop(NOTICE, None)

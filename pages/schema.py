@@ -8,7 +8,9 @@ import streamlit as st
 from pages.ui_db_panel import database_picker
 from pages.ui_diagram import schema_dot
 from pages.ui_format import human_size, preview_frame
+from pages.ui_bootstrap import run_through_app
 
+run_through_app()
 st.title("Schema")
 db_key, db = database_picker("schema")
 if db is not None:

@@ -12,6 +12,7 @@ from agents.config import SettingsError, mask_secret
 from agents.pipelines import list_pipelines
 
 from pages import ui_params, ui_services, ui_state
+from pages.ui_bootstrap import run_through_app
 
 PROVIDER_LABELS = {"local": "Embedded model (runs on this machine, offline)",
                    "openai": "OpenAI-compatible endpoint"}
@@ -44,7 +45,7 @@ def _model_section() -> None:
         provider = st.radio("Provider", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get,
                             key="set_provider", horizontal=True)
         base_url = st.text_input("Base URL (OpenAI-compatible endpoint)", key="set_base_url",
-                                 placeholder="https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
+                                 placeholder="e.g. http://127.0.0.1:8080/v1")
         model = st.text_input("Model", key="set_model",
                               placeholder="empty: the endpoint's served model")
         configured = mask_secret(settings.api_key) if settings else None
@@ -157,6 +158,7 @@ def _pipeline_section() -> None:
                     st.success("Saved for this session.")
 
 
+run_through_app()
 st.title("Settings")
 st.caption("These settings apply to this browser session only and are never saved to disk.")
 _model_section()

@@ -23,7 +23,7 @@ def _table_label(table, fk_columns: set[str]) -> str:
     for column in table.columns[:MAX_COLUMNS_SHOWN]:
         tags = " ".join(t for t, on in (("PK", column.name.lower() in pk or column.primary_key),
                                         ("FK", column.name.lower() in fk_columns)) if on)
-        tag = f'<FONT COLOR="#b05a00" POINT-SIZE="8">{tags}</FONT> ' if tags else ""
+        tag = f'<FONT COLOR="#b05a00" POINT-SIZE="8">{tags}</FONT>&#160;' if tags else ""
         rows.append(f'<TR><TD ALIGN="LEFT">{tag}{_html(column.name)} '
                     f'<FONT COLOR="#777777">{_html(column.type or "")}</FONT></TD></TR>')
     hidden = len(table.columns) - MAX_COLUMNS_SHOWN
@@ -42,7 +42,8 @@ def schema_dot(schema) -> str:
              '  node [shape=plaintext, fontname="Helvetica", fontsize=10];',
              '  edge [fontname="Helvetica", fontsize=9, color="#5b7fa6"];']
     for table in schema.tables:
-        lines.append(f"  {dot_id(table.name)} [label={_table_label(table, fk_columns.get(table.name.lower(), set()))}];")
+        label = _table_label(table, fk_columns.get(table.name.lower(), set()))
+        lines.append(f"  {dot_id(table.name)} [label={label}];")
     known = {t.name.lower(): t.name for t in schema.tables}
     for fk in schema.foreign_keys:
         child, parent = known.get(fk.table.lower()), known.get(fk.ref_table.lower())

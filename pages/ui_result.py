@@ -18,8 +18,10 @@ from .ui_format import format_sql, preview_frame
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
 
 
-def result_view(preview: dict | None, *, key: str, max_rows: int | None = None) -> None:
-    """A result preview as a sortable table with its row count and an optional chart."""
+def result_view(preview: dict | None, *, key: str, max_rows: int | None = None,
+                chart: bool = True) -> None:
+    """A result preview as a sortable table with its row count and (unless ``chart`` is off) a
+    chart when the result suits one."""
     if not preview:
         return
     if not preview.get("ok"):
@@ -40,7 +42,8 @@ def result_view(preview: dict | None, *, key: str, max_rows: int | None = None) 
                 else "No rows to show.")
         return
     st.dataframe(frame, hide_index=True, width="stretch")
-    _chart(frame, key)
+    if chart:
+        _chart(frame, key)
 
 
 def _chart(frame, key: str) -> None:

@@ -25,7 +25,7 @@ KEEP_ALL = "keep_all"
 
 @dataclass
 class ResumeRequest:
-    """What the user asked for: re-run ``run`` from ``from_index`` with ``data`` (None: as it was)."""
+    """Re-run a run from step ``from_index`` with state ``data`` (None: the state it had)."""
 
     from_index: int
     data: dict | None

@@ -114,7 +114,7 @@ def stop_job(job: RunJob, save: Callable[[Run], None]) -> Run:
     return job.run
 
 
-def follow(job: RunJob) -> None:
+def follow(job: RunJob, *, expanded: bool = True) -> None:
     """Draw the job's steps as they happen and return when it has finished.
 
     Earlier steps (from before a rerun) are drawn at once; the running step is an open
@@ -122,7 +122,7 @@ def follow(job: RunJob) -> None:
     interrupt this loop when the user clicks something.
     """
     if job.base_events:
-        ui_trace.render_trace(job.base_events)
+        ui_trace.render_trace(job.base_events, expanded=expanded)
     blocks: dict[int, tuple] = {}
     seen = 0
     while True:
@@ -143,12 +143,13 @@ def follow(job: RunJob) -> None:
                 with slot.container():
                     ui_trace.render_event(item)
                 block.update(label=ui_trace.done_label(item), state=ui_trace.status_state(item),
-                             expanded=item.status == "error")
+                             expanded=expanded or item.status == "error")
         if done:
             for block, _, started, _ in blocks.values():  # a step cut short by a stop or crash
                 block.update(label=ui_trace.running_label(started).replace("running…", "stopped"),
                              state="error")
             return
         for block, _, started, since in blocks.values():
-            block.update(label=ui_trace.running_label(started, time.time() - since))
+            block.update(label=ui_trace.running_label(started, time.time() - since),
+                         expanded=True)
         time.sleep(POLL_S)

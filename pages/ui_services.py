@@ -16,6 +16,8 @@ import streamlit as st
 from agents.config import Settings
 from agents.store import Store, default_path
 
+SESSION_CLIENT = "llm_client"
+
 
 @st.cache_resource(show_spinner=False)
 def _store_at(path: str) -> Store:
@@ -35,11 +37,21 @@ def _embedded_client(settings_json: str):
 
 
 def llm_client(settings: Settings):
-    """A model client for ``settings``; raises ``LLMError`` with a clear message on failure."""
+    """A model client for ``settings``; raises ``LLMError`` with a clear message on failure.
+
+    A client for a remote endpoint is kept in this session's state (with its key) and reused
+    while the settings stay the same.
+    """
     from agents.llm import make_client
 
+    values = dataclasses.asdict(settings)
     if settings.provider == "local":
-        values = dataclasses.asdict(settings)
         values["api_key"] = None  # the embedded server needs none; keep keys out of cache keys
         return _embedded_client(json.dumps(values, sort_keys=True))
-    return make_client(settings)
+    fingerprint = json.dumps(values, sort_keys=True)
+    held = st.session_state.get(SESSION_CLIENT)
+    if held is not None and held[0] == fingerprint:
+        return held[1]
+    client = make_client(settings)
+    st.session_state[SESSION_CLIENT] = (fingerprint, client)
+    return client

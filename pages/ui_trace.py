@@ -74,9 +74,9 @@ def render_parsed(agent: str | None, parsed: Any) -> None:
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
 
 
-@register("Selector")
+@register("Selector", "Information filter")
 def render_selection(parsed: dict) -> None:
-    """Which tables and columns the Selector kept, as a table."""
+    """Which tables and columns the Selector (or DEA-SQL's information filter) kept."""
     tables = parsed["tables"]
     if parsed.get("used") is False and not tables:
         st.caption("Every table was kept (the Selector did not prune the schema).")
@@ -117,20 +117,68 @@ def render_refinement(parsed: dict) -> None:
         kind = f" ({parsed['error_class']})" if parsed.get("error_class") else ""
         attempt = f" · attempt {parsed['attempt']}" if parsed.get("attempt") else ""
         st.markdown(f"**Error{kind}**{attempt}: {parsed['error']}")
-    before, after = parsed.get("sql_before"), parsed.get("sql_after")
-    if before or after:
-        left, right = st.columns(2)
-        with left:
-            st.caption("SQL before")
-            st.code(format_sql(before) or "—", language="sql")
-        with right:
-            st.caption("SQL after")
-            st.code(format_sql(after) or "—", language="sql")
+    if parsed.get("sql_before") or parsed.get("sql_after"):
+        render_sql_change(parsed.get("sql_before"), parsed.get("sql_after"))
     extra = {k: v for k, v in parsed.items()
              if k not in ("error", "error_class", "sql_before", "sql_after", "attempt", "status",
                           "rows")}
     if extra:
         render_generic(extra)
+
+
+@register("Reviewer")
+def render_review(parsed: dict) -> None:
+    """One R3 reviewer: verdict, expertise and comment."""
+    verdict = str(parsed["verdict"])
+    colour = "green" if verdict.lower().startswith("approve") else "orange"
+    st.markdown(f"**Verdict:** :{colour}[{verdict}]"
+                + (f" · round {parsed['round']}" if parsed.get("round") else ""))
+    if parsed.get("reviewer") or parsed.get("expertise"):
+        st.caption(" — ".join(str(x) for x in (parsed.get("reviewer"), parsed.get("expertise"))
+                              if x))
+    if parsed.get("comment"):
+        st.markdown(f"> {parsed['comment']}")
+
+
+@register("Rebuttal/Revision", "Rebuttal", "Revision")
+def render_revision(parsed: dict) -> None:
+    """The writer's answer to the reviewers: their comments, its rebuttal, the SQL change."""
+    comments = parsed.get("comments") or []
+    if comments:
+        st.dataframe(pd.DataFrame([{"reviewer": c.get("expertise") or c.get("reviewer", ""),
+                                    "verdict": c.get("verdict", ""),
+                                    "comment": c.get("comment", "")} for c in comments]),
+                     hide_index=True, width="stretch")
+    if parsed.get("consensus"):
+        st.markdown("**Consensus:** the writer keeps the SQL unchanged.")
+    if parsed.get("rebuttal"):
+        st.markdown(f"**Rebuttal:** {parsed['rebuttal']}")
+    if not parsed.get("consensus"):
+        render_sql_change(parsed.get("sql_before"), parsed.get("sql_after"))
+
+
+@register("Classification & hint", "Classification")
+def render_classification(parsed: dict) -> None:
+    """The question type DEA-SQL chose (it picks the generation prompt)."""
+    label = parsed.get("label") or parsed.get("question_type")
+    st.markdown(f"**Question type:** {label}" if label else "No classification.")
+    if parsed.get("reasoning"):
+        st.markdown(f"**Reasoning:** {parsed['reasoning']}")
+
+
+def render_sql_change(before: str | None, after: str | None) -> None:
+    """An SQL revision: both versions side by side, or one when nothing changed."""
+    if before and after and _norm_sql(before) == _norm_sql(after):
+        st.caption("SQL unchanged")
+        st.code(format_sql(after), language="sql")
+        return
+    left, right = st.columns(2)
+    with left:
+        st.caption("SQL before")
+        st.code(format_sql(before) or "—", language="sql")
+    with right:
+        st.caption("SQL after")
+        st.code(format_sql(after) or "—", language="sql")
 
 
 # -- generic renderer --------------------------------------------------------------------------
@@ -152,24 +200,29 @@ def render_generic(parsed: Any, *, _depth: int = 0) -> None:
     """Any JSON value in readable form: text as markdown, flat fields as a two-column table,
     lists of records as tables, SQL as formatted code."""
     if isinstance(parsed, dict):
-        texts = {k: v for k, v in parsed.items() if k.lower() in TEXT_KEYS and isinstance(v, str)}
-        sqls = {k: v for k, v in parsed.items() if _is_sql_key(k) and isinstance(v, str) and v}
-        flat = {k: v for k, v in parsed.items()
-                if k not in texts and k not in sqls and is_scalar(v)}
-        nested = {k: v for k, v in parsed.items()
-                  if k not in texts and k not in sqls and k not in flat}
-        for key, text in texts.items():
-            st.markdown(f"**{key.capitalize()}:** {text}")
+        change = {"sql_before", "sql_after"} <= set(parsed)
+        texts = {k: v for k, v in parsed.items() if isinstance(v, str) and not _is_sql_key(k)
+                 and (k.lower() in TEXT_KEYS or len(v) > 100 or "\n" in v)}
+        sqls = {k: v for k, v in parsed.items() if _is_sql_key(k) and isinstance(v, str) and v
+                and not (change and k in ("sql_before", "sql_after"))}
+        shown = set(texts) | set(sqls) | ({"sql_before", "sql_after"} if change else set())
+        flat = {k: v for k, v in parsed.items() if k not in shown and is_scalar(v)}
+        nested = {k: v for k, v in parsed.items() if k not in shown and k not in flat}
         if flat:
-            st.dataframe(pd.DataFrame({"field": list(flat),
-                                       "value": [str(v) for v in flat.values()]}),
+            st.dataframe(pd.DataFrame({"field": [k.replace("_", " ") for k in flat],
+                                       "value": ["—" if v is None else str(v)
+                                                 for v in flat.values()]}),
                          hide_index=True, width="stretch")
+        for key, text in texts.items():
+            st.markdown(f"**{key.replace('_', ' ').capitalize()}:** {text}")
         for key, sql in sqls.items():
             if key.lower() != "sql":
                 st.caption(key.replace("_", " "))
             st.code(format_sql(sql), language="sql")
+        if change:
+            render_sql_change(parsed.get("sql_before"), parsed.get("sql_after"))
         for key, value in nested.items():
-            st.markdown(f"**{key}**")
+            st.markdown(f"**{key.replace('_', ' ').capitalize()}**")
             render_generic(value, _depth=_depth + 1)
     elif isinstance(parsed, list):
         if not parsed:
@@ -224,9 +277,10 @@ def render_event(event: StepEvent) -> None:
         st.caption("Looked at: " + " · ".join(f"**{k}**: {_short(v)}"
                                                for k, v in event.inputs.items()))
     render_parsed(event.agent, event.parsed)
-    if event.sql and _norm(event.agent) not in _SHOWS_SQL and not _shows(event.agent, event.parsed, event.sql):
+    if event.sql and _norm(event.agent) not in _SHOWS_SQL and not _shows(event.parsed, event.sql):
         st.code(format_sql(event.sql), language="sql")
-    if event.execution:
+    if event.execution and not (event.execution.get("error") and
+                                _shows(event.parsed, event.execution["error"])):
         _render_execution(event.execution)
     if event.calls:
         st.caption(f"{len(event.calls)} model call(s) · "
@@ -249,11 +303,25 @@ def render_event(event: StepEvent) -> None:
         st.caption(f"No model call · {event.seconds:.2f} s")
 
 
-def _shows(agent: str, parsed: Any, sql: str) -> bool:
-    """Whether the generic view of ``parsed`` already shows ``sql`` (so it is not shown twice)."""
-    return isinstance(parsed, dict) and renderer_for(agent) is render_generic and any(
-        isinstance(v, str) and v.strip() == sql.strip() for k, v in parsed.items()
-        if _is_sql_key(k))
+def _norm_sql(sql: str) -> str:
+    return " ".join(sql.strip().rstrip(";").split()).lower()
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _shows(parsed: Any, sql: str) -> bool:
+    """Whether the view of ``parsed`` already shows ``sql`` (so it is not shown twice)."""
+    target = _norm_sql(sql)
+    return any(_norm_sql(text) == target for text in _strings(parsed))
 
 
 def _short(value: Any, limit: int = 160) -> str:

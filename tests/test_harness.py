@@ -239,6 +239,19 @@ def test_a_single_model_failure_is_recorded_as_a_failed_run(tiny, tmp_path, llm,
     assert records[1]["correct"]
 
 
+def test_services_reach_the_pipelines(tiny, tmp_path):
+    class UsesExamples(Pipeline):
+        name = "shots"
+        steps = [Step("pick", "Example picker", lambda ctx: ctx.data.__setitem__(
+            "sql", ctx.services["examples"][ctx.question]))]
+
+    ds = load_dataset(tiny)
+    bank = {q.question: q.gold_sql for q in ds.questions}
+    run_evaluation(ds.questions, [UsesExamples()], None, tmp_path, EvalOptions(),
+                   services={"examples": bank}, **QUIET)
+    assert all(r["correct"] for r in read(tmp_path))
+
+
 # -- parallel workers ------------------------------------------------------------------------------
 def test_parallel_workers_reach_the_same_verdicts(tiny, tmp_path, llm, scripted_llm):
     ds = load_dataset(tiny)
@@ -323,6 +336,7 @@ def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, caps
     (["--pipelines", "nosuch"], "unknown pipeline"),
     (["--pipelines", "baseline", "--param", "baseline.nosuch=1"], "no parameter"),
     (["--pipelines", "baseline", "--param", "oops"], "PIPELINE.NAME=VALUE"),
+    (["--pipelines", "baseline", "--examples", "/nonexistent/train.json"], "--examples"),
 ])
 def test_eval_command_usage_errors(tiny, tmp_path, extra, message, capsys):
     from agents.cli import main

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="also save every run into the run store (History page)")
     p.add_argument("--param", action="append", default=[], metavar="PIPELINE.NAME=VALUE",
                    help="set a pipeline parameter, e.g. macsql.max_refine=2 (repeatable)")
-    p.add_argument("--exec-timeout", type=float, default=30.0,
+    p.add_argument("--exec-timeout", type=_positive_float, default=30.0,
                    help="seconds allowed per scoring query (default 30)")
     p.add_argument("--max-rows", type=_positive_int, default=100_000,
                    help="row cap of scoring queries; capped results are flagged (default 100000)")
@@ -112,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
           f"({', '.join(f'{db}: {n}' for db, n in missing.items()) or 'none'})")
     print(f"sample: {len(questions)} of {len(dataset.questions)} executable questions "
           f"({args.sample}, seed {args.seed}); pipelines: {', '.join(p.name for p in pipelines)}")
-    print(f"output: {out}")
+    print(f"output: {out}", flush=True)
 
     try:
         llm = make_client(settings)
@@ -240,6 +240,13 @@ def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
     return value
 
 

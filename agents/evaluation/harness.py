@@ -134,7 +134,7 @@ def run_evaluation(questions: list[Question], pipelines: list[Pipeline], llm, ou
                    options: EvalOptions | None = None, *, services: dict | None = None,
                    open_db: Callable[[str], Any] | None = None,
                    on_record: Callable[[dict, Run | None], None] | None = None,
-                   log: Callable[[str], None] = print) -> EvalOutcome:
+                   log: Callable[[str], None] | None = None) -> EvalOutcome:
     """Evaluate every (question, pipeline) pair not yet in ``out_dir/results.jsonl``.
 
     ``on_record(record, run)`` is called after each line is written (the CLI saves runs to the
@@ -143,6 +143,7 @@ def run_evaluation(questions: list[Question], pipelines: list[Pipeline], llm, ou
     evaluation too -- in every case what was written stays, and a re-run continues.
     """
     options = options or EvalOptions()
+    log = log or _print_now
     results = ResultsFile(Path(out_dir) / RESULTS_FILE)
     outcome = EvalOutcome(repaired=results.repair())
     done = {record_key(r) for r in results.read()}
@@ -236,6 +237,11 @@ class _Writer:
                  f"in {seconds:.1f}s")
         if self.on_record is not None:
             self.on_record(record, run)
+
+
+def _print_now(line: str) -> None:
+    """Progress lines reach a log file or a pipe at once, not when a buffer fills."""
+    print(line, flush=True)
 
 
 def _metrics(run: Run | None) -> dict:

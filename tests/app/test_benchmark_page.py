@@ -136,3 +136,12 @@ def test_a_folder_without_results_is_reported(app, tmp_path):
     app.text_input(key="bench_path").input(str(tmp_path)).run()
     assert not app.exception
     assert any("No results.jsonl" in e for e in errors(app))
+
+
+def test_an_upload_that_is_not_a_results_file(app):
+    app.switch_page("pages/benchmark.py").run()
+    app.radio(key="bench_source").set_value("Upload results.jsonl").run()
+    app.file_uploader(key="bench_file").set_value(
+        ("results.jsonl", b"\x00\xffnot json\n{\"a\": 1}\n", "application/jsonl")).run()
+    assert not app.exception, app.exception
+    assert any("holds no answers" in w.value for w in app.warning)

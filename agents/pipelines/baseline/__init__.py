@@ -12,17 +12,57 @@ from pathlib import Path
 from ...engine import ParamSpec, Pipeline, Step, StepContext
 from ...parsing import extract_sql
 from ...prompts import load, render
+from ...schema import sql_name
 from ..common import macsql_schema, user_message
 
 HERE = Path(__file__).parent
 
 
+def ddl_with_examples(schema) -> str:
+    """CREATE TABLE statements whose columns carry their example values as comments.
+
+    Plain DDL is the most compact schema text (about a third of the MAC-SQL form), but without
+    values a model guesses spellings ('Cancelled' for 'cancelled'); a comment per column fixes
+    that for a few tokens. Key columns get none, as in MAC-SQL's schema text.
+    """
+    statements = []
+    for table in schema.tables:
+        keys = set(schema.key_columns(table.name))  # ids: their values say nothing
+        lines = []
+        for column in table.columns:
+            line = sql_name(column.name) + (f" {column.type}" if column.type else "")
+            if column.primary_key and len(table.primary_key) == 1:
+                line += " PRIMARY KEY"
+            examples = [] if column.name in keys else column.examples
+            lines.append([line, _examples_comment(examples)])
+        for fk in schema.foreign_keys:
+            if fk.table == table.name:
+                lines.append([f"FOREIGN KEY ({sql_name(fk.column)}) REFERENCES "
+                              f"{sql_name(fk.ref_table)}({sql_name(fk.ref_column)})", ""])
+        if len(table.primary_key) > 1:
+            lines.append([f"PRIMARY KEY ({', '.join(sql_name(c) for c in table.primary_key)})",
+                          ""])
+        body = []
+        for i, (line, comment) in enumerate(lines):
+            comma = "," if i < len(lines) - 1 else ""
+            body.append(f"  {line}{comma}" + (f" -- {comment}" if comment else ""))
+        statements.append(f"CREATE TABLE {sql_name(table.name)} (\n" + "\n".join(body) + "\n);")
+    return "\n".join(statements)
+
+
+def _examples_comment(examples: list) -> str:
+    if not examples:
+        return ""
+    shown = [repr(v) if isinstance(v, str) else str(v) for v in examples]
+    return "e.g. " + ", ".join(" ".join(s.split()) for s in shown)
+
+
 def schema_text(schema, fmt: str) -> str:
-    """The whole schema as CREATE TABLE statements or in MAC-SQL's column-list format."""
+    """The whole schema as commented CREATE TABLE text or in MAC-SQL's column-list form."""
     if fmt == "ddl":
-        return schema.render_ddl().strip()
+        return ddl_with_examples(schema)
     desc_str, fk_str = macsql_schema(schema)
-    return f"{desc_str}\n# Foreign keys\n{fk_str}" if fk_str else desc_str
+    return f"{desc_str}\n[Foreign keys]\n{fk_str}" if fk_str else desc_str
 
 
 def question_text(question: str, evidence: str) -> str:
@@ -45,11 +85,10 @@ class Baseline(Pipeline):
     name = "baseline"
     title = "Baseline (single prompt)"
     description = "One model call: schema and question in, SQL out."
-    paper = ""
     params = [
         ParamSpec("schema_format", "ddl", kind="choice", choices=["ddl", "macsql"],
-                  help="how the schema is shown: CREATE TABLE statements with example values, "
-                       "or MAC-SQL's column lists"),
+                  help="how the schema is shown: CREATE TABLE statements with example values "
+                       "as comments, or MAC-SQL's column lists"),
     ]
     steps = [Step("writer", "SQL Writer", write_sql, "Write the SQL")]
 

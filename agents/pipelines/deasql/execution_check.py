@@ -9,7 +9,8 @@ information filter dropped a needed column) up to ``repair_attempts`` times.
 from __future__ import annotations
 
 from ...engine import StepContext, StepError
-from .shared import foreign_key_lines, hint_text, parse_sql, prompt, same_sql, table_info
+from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
+                     same_sql, table_info)
 
 MAX_TOKENS = 400
 
@@ -30,7 +31,8 @@ def run(ctx: StepContext) -> None:
                                foreign_keys=", ".join(foreign_key_lines(ctx.schema)) or "None",
                                question=ctx.question.strip(), hint=hint_text(ctx.evidence),
                                sql=sql, error=error),
-                        parse=parse_sql, max_tokens=MAX_TOKENS)
+                        parse=parse_sql, json_schema=SQL_ANSWER_SCHEMA,
+                        max_tokens=MAX_TOKENS)
         history.append({"error": error, "error_class": result.error_class, "sql_before": sql,
                         "sql_after": fixed, "attempt": attempt})
         if same_sql(fixed, sql):

@@ -193,7 +193,7 @@ def _add_columns(schema, table, names: list[str], wanted: dict[str, set[str]]) -
 
 
 def _add_qualified(schema, name: str, wanted: dict[str, set[str]]) -> bool:
-    """Add ``table.column`` (or a bare column unique among kept tables); True when it existed."""
+    """Add ``table.column``, or a bare column to every kept table that has it; True if found."""
     name = _clean(name)
     if "." in name:
         prefix, _, column = name.rpartition(".")

@@ -8,8 +8,8 @@ runs while the SQL before it ran is not taken (the SQL before it is kept and the
 from __future__ import annotations
 
 from ...engine import StepContext
-from .shared import (foreign_key_lines, hint_text, parse_sql, prompt, same_sql, table_info,
-                     working_schema)
+from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, same_sql,
+                     table_info, working_schema)
 
 MAX_TOKENS = 400
 
@@ -27,7 +27,8 @@ def run(ctx: StepContext) -> str:
     after = ctx.ask(prompt("self_correction", table_info=table_info(schema),
                            foreign_keys=", ".join(foreign_key_lines(schema)) or "None",
                            question=ctx.question.strip(), hint=hint_text(ctx.evidence), sql=before),
-                    parse=parse_sql, max_tokens=MAX_TOKENS)
+                    parse=parse_sql, json_schema=SQL_ANSWER_SCHEMA,
+                        max_tokens=MAX_TOKENS)
     parsed = {"sql_before": before, "sql_after": after, "changed": False}
     if same_sql(before, after):
         ctx.note("no issue found: the SQL is unchanged")

@@ -15,6 +15,8 @@ from ...prompts import load, render
 
 HERE = Path(__file__).parent
 
+SQL_ANSWER_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}},
+                     "required": ["sql"]}
 MAX_EXAMPLES = 3  # example values per text column in the table info
 MAX_VALUE_CHARS = 30  # longer values are free text, not something a WHERE clause matches
 _QUERY_START = re.compile(r"(?is)^\s*(select|with)\b")

@@ -18,12 +18,10 @@ import json
 from ...engine import ParseError, StepContext
 from ...example_bank import EASY, JOIN
 from ...parsing import extract_json
-from .shared import (foreign_key_lines, hint_text, main_metric, parse_sql, prompt, table_info,
-                     working_schema)
+from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, main_metric, parse_sql,
+                     prompt, table_info, working_schema)
 
 MAX_TOKENS = 400
-ANSWER_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}},
-                 "required": ["sql"]}
 FEW_SHOT_HEADER = ("Some example questions and corresponding SQL queries are provided based on "
                    "similar problems:\n")
 
@@ -115,7 +113,7 @@ def run(ctx: StepContext) -> str:
                          link_info=link_info(ctx, schema, qtype), main_metric=main_metric(ctx),
                          key_info=key_info_text(ctx), question=ctx.question.strip(),
                          hint=hint_text(ctx.evidence)),
-                  parse=parse_answer, json_schema=ANSWER_SCHEMA, max_tokens=MAX_TOKENS)
+                  parse=parse_answer, json_schema=SQL_ANSWER_SCHEMA, max_tokens=MAX_TOKENS)
     ctx.data["sql"] = sql
     ctx.data["generated_sql"] = sql
     result = ctx.execute(sql)

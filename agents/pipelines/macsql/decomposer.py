@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ...engine import ParseError, StepContext
-from ...parsing import extract_sql, extract_sql_blocks
+from ...parsing import extract_sql_blocks
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
 
@@ -33,20 +33,21 @@ def parse_answer(text: str) -> dict:
     headings = list(_HEADING.finditer(answer))
     pairs: list[dict] = []
     if headings:
+        # text before the first heading may hold SQL too; every block after a heading is
+        # paired with it, any further block in the same part stands on its own
+        pairs += [{"question": "", "sql": b} for b in extract_sql_blocks(
+            answer[:headings[0].start()])]
         for i, match in enumerate(headings):
             end = headings[i + 1].start() if i + 1 < len(headings) else len(answer)
             blocks = extract_sql_blocks(answer[match.end():end])
-            if blocks:
-                pairs.append({"question": match.group(2).strip(" *_"), "sql": blocks[0].strip()})
+            label = match.group(2).strip(" *_")
+            pairs += [{"question": label if k == 0 else "", "sql": b}
+                      for k, b in enumerate(blocks)]
+    else:
+        pairs = [{"question": "", "sql": b} for b in extract_sql_blocks(answer)]
     if not pairs:
-        pairs = [{"question": "", "sql": block.strip()} for block in extract_sql_blocks(answer)]
-    if not pairs:
-        try:
-            sql = extract_sql(answer)
-        except ParseError:
-            raise ParseError("no SQL found; write each sub question followed by its SQL in a "
-                             "```sql code block") from None
-        pairs = [{"question": "", "sql": sql.strip()}]
+        raise ParseError("no SQL found; write each sub question followed by its SQL in a "
+                         "```sql code block")
     return {"sub_questions": pairs, "sql": pairs[-1]["sql"]}
 
 

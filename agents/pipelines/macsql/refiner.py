@@ -61,4 +61,5 @@ def run(ctx: StepContext) -> str | None:
 
 
 def _same_sql(a: str, b: str) -> bool:
-    return " ".join(a.rstrip(";").split()).lower() == " ".join(b.rstrip(";").split()).lower()
+    """Equal up to whitespace and a trailing semicolon (literals are case-sensitive)."""
+    return " ".join(a.strip().rstrip(";").split()) == " ".join(b.strip().rstrip(";").split())

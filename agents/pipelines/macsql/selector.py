@@ -77,7 +77,6 @@ def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str]]:
             continue
         decisions[table.name] = decision
 
-    key_columns = _key_columns(schema)
     selection: dict[str, object] = {}
     rows: list[dict] = []
     missing: list[str] = []
@@ -95,7 +94,7 @@ def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str]]:
             kept = all_columns if word == KEEP_ALL else []
             label = word
         else:
-            kept = _chosen_columns(table, decision, key_columns.get(table.name, set()), notes)
+            kept = _chosen_columns(table, decision, set(schema.key_columns(table.name)), notes)
             label = "columns" if kept else DROP_ALL
         if kept:
             selection[table.name] = KEEP_ALL if label == KEEP_ALL else kept
@@ -135,14 +134,6 @@ def _chosen_columns(table, names: list[str], keys: set[str], notes: list[str]) -
     if added:
         notes.append(f"{table.name}: kept key column(s) {', '.join(added)} for joins")
     return [c.name for c in table.columns if c.name in wanted or c.name in keys]
-
-
-def _key_columns(schema) -> dict[str, set[str]]:
-    keys: dict[str, set[str]] = {t.name: set(t.primary_key) for t in schema.tables}
-    for fk in schema.foreign_keys:
-        keys.setdefault(fk.table, set()).add(fk.column)
-        keys.setdefault(fk.ref_table, set()).add(fk.ref_column)
-    return keys
 
 
 def _clean_name(name: str) -> str:

@@ -29,6 +29,8 @@ class R3Pipeline(Pipeline):
                   kind="choice", choices=["cot", "pot"]),
         ParamSpec("k", 3, "related examples from the example bank (by question similarity)",
                   min=0, max=10),
+        ParamSpec("exclude_same_db_examples", False,
+                  "never use examples of the database being asked (for evaluations)"),
         ParamSpec("n_reviewers", 3, "reviewer personas the Invitation proposes", min=1, max=6),
         ParamSpec("max_rounds", 3, "review rounds before the loop stops without consensus",
                   min=1, max=10),

@@ -43,6 +43,7 @@ def _holds_sql(fence: re.Match) -> bool:
 
 # -- invitation --------------------------------------------------------------------------------
 
+_PLACEHOLDER = re.compile(r"<[^<>]*>")
 _DESCRIPTION_KEYS = ("expertise", "description", "profession", "role", "title", "focus")
 
 
@@ -71,6 +72,8 @@ def parse_personas(text: str) -> list[dict]:
     personas = [p for p in personas if p["expertise"]]
     if not personas:
         raise ParseError("the invitation names no reviewer with an expertise")
+    if any(_PLACEHOLDER.search(p["expertise"]) for p in personas):
+        raise ParseError("replace the <...> placeholders of the example with real expertise")
     seen: set[str] = set()
     for p in personas:  # names label the events, so they must be unique
         base, n = p["name"], 2

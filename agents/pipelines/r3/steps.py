@@ -114,28 +114,20 @@ def write(ctx: StepContext) -> str:
 
 
 def related_examples(ctx: StepContext) -> list[dict]:
+    """The k bank examples whose question is most like this one (the paper's k-shot)."""
     k = ctx.params["k"]
     bank = ctx.services.get("examples")
     if k <= 0:
         ctx.note("k = 0: zero-shot, no related examples.")
         return []
-    if bank is None:
-        ctx.note("No example bank is available: the writer runs zero-shot.")
+    if bank is None or not len(bank):
+        ctx.note("No example bank (or an empty one) is available: the writer runs zero-shot.")
         return []
-    try:
-        found = bank.search(ctx.question, k=k)
-    except Exception as exc:  # a broken bank costs the examples, not the run
-        ctx.note(f"The example bank failed ({exc}): the writer runs zero-shot.")
-        return []
-    examples = []
-    for e in found[:k]:
-        question = getattr(e, "question", None) or (e.get("question") if isinstance(e, dict) else None)
-        sql = getattr(e, "sql", None) or (e.get("sql") if isinstance(e, dict) else None)
-        if question and sql:
-            examples.append({"question": str(question), "sql": str(sql)})
-    if not examples:
+    exclude = ctx.db.name if ctx.params["exclude_same_db_examples"] else None
+    found = bank.search(ctx.question, k=k, exclude_db=exclude, schema=ctx.schema)
+    if not found:
         ctx.note("The example bank found no related example: the writer runs zero-shot.")
-    return examples
+    return [{"question": e.question, "sql": " ".join(e.sql.split())} for e in found[:k]]
 
 
 def execute(ctx: StepContext) -> str | None:

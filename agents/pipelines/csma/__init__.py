@@ -1,0 +1,101 @@
+"""CSMA (Wu et al.): agents that each own part of the schema cooperate on one SQL query.
+
+The schema is split among ``n_agents`` agents -- equal contiguous parts in table order by
+default (sizes differ by at most one, earlier agents take the extra table), or the user's
+``partition`` -- modelling a database whose parts belong to different owners. A global schema,
+empty at first, is the only channel between agents. Round i is worked by agent t(i) = i mod n
+(agents and rounds numbered from 1 here) in the paper's order (4.2-4.4):
+
+1. **extract** -- schema collection: known = merge(private, global); the model extracts the
+   question-relevant tables/columns of the known schema; retention tops each extracted table up
+   to ``delta`` columns (primary key first, then table order); global = merge(global, extract).
+2. **check** (from round 2) -- the agent checks the previous round's SQL against its latest
+   known schema; a positive verdict ends the run with that SQL.
+3. **generate** -- otherwise the agent writes SQL from its extracted schema; the run goes on to
+   the next round, or ends after ``max_rounds`` rounds with the last SQL (unchecked).
+
+Choices where the paper is silent or ambiguous:
+- merge keeps every table/column in database order, so equal knowledge renders as equal text;
+- extraction also keeps both columns of each foreign key between two extracted tables (the
+  paper's extraction keeps "primary and foreign key relationship"), so they can be joined;
+- the checker runs the SQL first and sees its execution outcome (the error, or the row count
+  and first rows -- never the result's column names); a verdict "correct" on SQL that fails to
+  execute counts as negative;
+- the check gives a verdict and a reason, no corrected SQL (the paper's check only judges);
+  after a negative check the same agent writes the new SQL, and the ``direct`` prompt shows it
+  the rejected SQL and its own reason; the ``decompose`` prompt is MAC-SQL's, unchanged;
+- an agent that extracts nothing writes no SQL that round (a skipped step); the run fails if
+  no SQL exists after the last round;
+- a round with no SQL to check has no check step.
+
+Privacy is structural: each round step rebuilds its agent's known schema from its private
+schema and the global schema only, and prompts are rendered from that map alone.
+
+State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {table: [cols]}},
+``global``, ``round``, ``known``, ``extracted``, ``sql``, ``sql_by``, ``sql_round``, ``checks``,
+``rounds``, ``stop_reason``. Step names carry the agent (``extract:2``), so events read
+"Agent 2: Extract question-related schema" and a run resumes from any step.
+
+``StepEvent.parsed``: partition -> ``{"partition", "agents", "private_schemas"}``; extract ->
+``{"round", "agent", "private_schema", "known_schema", "extracted", "global_schema"}`` (schemas
+as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason", "sql_by",
+"execution", "sql"}``; generate -> ``{"round", "agent", "tables", "strategy", "feedback",
+"executes", "sql"}``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ...engine import ParamSpec, Pipeline, Step, StepContext
+from . import steps
+
+_ROUND_STEPS = {
+    "extract": (steps.extract, "Extract question-related schema"),
+    "check": (steps.check, "Check the SQL"),
+    "generate": (steps.generate, "Generate SQL"),
+}
+
+
+class CSMA(Pipeline):
+    name = "csma"
+    title = "CSMA"
+    description = ("Agents each own part of the schema; in turn each merges its part with a "
+                   "shared global schema, extracts what the question needs, checks the last "
+                   "SQL and writes a new one, until a check is positive.")
+    paper = ("Wu et al., Cooperative SQL Generation for Segmented Databases By Using "
+             "Multi-functional LLM Agents")
+    params = [
+        ParamSpec("n_agents", 2, "agents sharing the schema (equal contiguous split by table "
+                  "order; ignored when a partition is given)", min=1, max=8),
+        ParamSpec("partition", "", 'optional JSON mapping agent numbers to their tables, e.g. '
+                  '{"1": ["orders", "customers"], "2": ["products"]}; every table exactly once',
+                  kind="str"),
+        ParamSpec("delta", 3, "retention threshold: minimum columns kept per extracted table",
+                  min=0, max=50),
+        ParamSpec("max_rounds", 3, "rounds before stopping without a positive check",
+                  min=1, max=10),
+        ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
+                  "decomposition into sub-questions", kind="choice",
+                  choices=["direct", "decompose"]),
+    ]
+    steps = [
+        Step("partition", "Schema owners", steps.partition, "Split the schema among agents"),
+        *[Step(name, "Agent k", fn, title) for name, (fn, title) in _ROUND_STEPS.items()],
+    ]
+
+    def step(self, name: str) -> Step:
+        """Round steps are named ``<action>:<agent>``; the agent shows in the event."""
+        action, _, agent = name.partition(":")
+        if action in _ROUND_STEPS and agent.isdigit() and int(agent) >= 1:
+            fn, title = _ROUND_STEPS[action]
+            return Step(name, steps.agent_label(int(agent)), partial(fn, agent=int(agent)), title)
+        if name == "partition":
+            return self.steps[0]
+        raise KeyError(f"pipeline {self.name!r} has no step {name!r}")
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return steps.initial_data(ctx)
+
+
+PIPELINE = CSMA()

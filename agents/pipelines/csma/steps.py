@@ -1,0 +1,284 @@
+"""CSMA's steps: split the schema, then per round extract schema, check the last SQL, write SQL.
+
+Every step reads and writes only ``ctx.data`` (see :func:`initial_data` for its keys), so a run
+resumes from any step. Privacy is structural: a round step recomputes its agent's known schema
+from that agent's private schema and the global schema, and every prompt is rendered from that
+map alone (see :func:`~.schema_ops.restrict`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...engine import StepContext, StepError
+from ...parsing import extract_sql
+from ...prompts import load, render
+from ..common import user_message
+from ..macsql import decomposer as macsql_decomposer
+from . import schema_ops as ops
+from .answers import CHECK_JSON_SCHEMA, NEGATIVE, POSITIVE, parse_check, parse_extraction
+
+HERE = Path(__file__).parent
+
+EXTRACT_MAX_TOKENS = 400
+GENERATE_MAX_TOKENS = 500
+DECOMPOSE_MAX_TOKENS = 900
+CHECK_MAX_TOKENS = 160
+PREVIEW_ROWS = 3       # result rows the checking agent is shown
+PREVIEW_CHARS = 40     # longest value shown in such a row
+
+
+def initial_data(ctx: StepContext) -> dict:
+    return {
+        "n_agents": 0,
+        "partition_mode": "",
+        "private": {},       # agent number (str) -> schema map
+        "global": {},        # the global schema, shared by all agents
+        "round": 0,
+        "known": {},         # the current working agent's known schema
+        "extracted": {},     # what the current working agent extracted this round
+        "sql": None,
+        "sql_by": None,      # agent number that wrote ``sql``
+        "sql_round": None,
+        "checks": [],        # every check: round, agent, sql, verdict, reason, execution
+        "rounds": [],        # per round: agent, extracted, global after, check, sql
+        "stop_reason": None,
+    }
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def agent_label(agent: int) -> str:
+    return f"Agent {agent}"
+
+
+def question_text(ctx: StepContext) -> str:
+    evidence = (ctx.evidence or "").strip()
+    question = ctx.question.strip()
+    return f"{question}\nHint: {evidence}" if evidence else question
+
+
+def known_schema(ctx: StepContext, agent: int) -> ops.SchemaMap:
+    """The agent's private schema merged with the global schema (paper 4.2), database order."""
+    private = ctx.data["private"].get(str(agent))
+    if private is None:
+        raise StepError(f"{agent_label(agent)} does not exist in this run "
+                        f"({ctx.data.get('n_agents', 0)} agents)")
+    return ops.in_schema_order(ops.merge(private, ctx.data.get("global") or {}), ctx.schema)
+
+
+def schema_texts(ctx: StepContext, schema_map: ops.SchemaMap) -> tuple[str, str]:
+    """Schema description and foreign-key lines rendered from ``schema_map`` and nothing else."""
+    visible = ops.restrict(ctx.schema, schema_map)
+    return (visible.render_macsql().strip() or "(no table)",
+            visible.render_foreign_keys().strip() or "None")
+
+
+def next_round(ctx: StepContext) -> str | None:
+    data = ctx.data
+    if data["round"] >= ctx.params["max_rounds"]:
+        data["stop_reason"] = f"reached max_rounds ({ctx.params['max_rounds']})"
+        ctx.note(f"stopped: {data['stop_reason']}")
+        return None
+    data["round"] += 1
+    return f"extract:{ops.agent_for_round(data['round'], data['n_agents'])}"
+
+
+def execution_text(result) -> str:
+    """What the checking agent learns from running the SQL: the error, or the rows' shape.
+    Result column names are left out: ``SELECT *`` would spell out columns of unseen tables."""
+    if not result.ok:
+        return f"failed: {result.error}"
+    if not result.rows:
+        return "ran without error and returned no rows"
+    count = f"at least {result.row_count}" if result.truncated else str(result.row_count)
+    rows = "; ".join("(" + ", ".join(_short(v) for v in row) + ")"
+                     for row in result.rows[:PREVIEW_ROWS])
+    return f"ran without error and returned {count} row(s), first: {rows}"
+
+
+def _short(value) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+# -- steps --------------------------------------------------------------------------------------
+
+def partition(ctx: StepContext) -> str:
+    """Give every agent its private schema: the user's partition, or equal contiguous parts."""
+    schema = ctx.schema
+    tables = schema.table_names()
+    if not tables:
+        raise StepError("the database has no tables to split among agents")
+    try:
+        parts = ops.parse_partition(ctx.params["partition"], tables)
+    except ops.PartitionError as exc:
+        raise StepError(f"invalid partition: {exc}") from None
+    requested = ctx.params["n_agents"]
+    if parts is not None:
+        mode = "user-defined"
+        if len(parts) != requested:
+            ctx.note(f"the partition defines {len(parts)} agent(s); n_agents={requested} "
+                     f"is not used")
+    else:
+        mode = "equal, contiguous in table order"
+        parts = ops.equal_partition(tables, requested)
+        if len(parts) < requested:
+            ctx.note(f"the database has {len(tables)} table(s): {len(parts)} agent(s) "
+                     f"instead of {requested}, so each owns at least one table")
+    private = ops.private_schemas(schema, parts)
+    data = ctx.data
+    data.update(initial_data(ctx))  # a fresh start, also when resumed from this step
+    data.update(n_agents=len(parts), partition_mode=mode, round=1,
+                private={str(k): m for k, m in enumerate(private, start=1)})
+    ctx.set_inputs(tables=len(tables), agents=len(parts), partition=mode)
+    ctx.set_output(parsed={
+        "partition": mode,
+        "agents": [{"agent": agent_label(k), "tables": list(m),
+                    "columns": sum(len(c) for c in m.values())}
+                   for k, m in enumerate(private, start=1)],
+        "private_schemas": [{"agent": agent_label(k), **row}
+                            for k, m in enumerate(private, start=1) for row in ops.as_rows(m)],
+    })
+    return "extract:1"
+
+
+def extract(ctx: StepContext, agent: int) -> str | None:
+    """Schema collection (4.2): merge private and global schema into the known schema, extract
+    its question-relevant part (with retention), merge that into the global schema."""
+    data = ctx.data
+    known = known_schema(ctx, agent)
+    ctx.set_inputs(round=data["round"], known_tables=list(known))
+    schema_text, fk_text = schema_texts(ctx, known)
+    prompt = render(load(str(HERE), "extract"), schema=schema_text, foreign_keys=fk_text,
+                    question=question_text(ctx))
+    extracted, notes = ctx.ask(user_message(prompt), parse=lambda t: parse_extraction(t, known),
+                               json_schema=ops.extraction_json_schema(known),
+                               max_tokens=EXTRACT_MAX_TOKENS)
+    chosen = {t: list(c) for t, c in extracted.items() if c}
+    extracted, join_added = ops.keep_join_columns(extracted, known, ctx.schema.foreign_keys)
+    primary_keys = {t: ctx.schema.table(t).primary_key for t in extracted}
+    extracted, retained = ops.apply_retention(extracted, known, ctx.params["delta"], primary_keys)
+    extracted = ops.in_schema_order(extracted, ctx.schema)
+    new_global = ops.in_schema_order(ops.merge(data.get("global") or {}, extracted), ctx.schema)
+    for note in notes:
+        ctx.note(note)
+    if not extracted:
+        ctx.note(f"{agent_label(agent)} found nothing relevant in its known schema")
+    data.update(known=known, extracted=extracted)
+    data["global"] = new_global
+    data["rounds"] = list(data.get("rounds") or []) + [{
+        "round": data["round"], "agent": agent, "extracted": extracted, "global": new_global,
+        "check": None, "sql": None}]
+    ctx.set_output(parsed={
+        "round": data["round"],
+        "agent": agent_label(agent),
+        "private_schema": ops.as_rows(data["private"][str(agent)]),
+        "known_schema": ops.as_rows(known),
+        "extracted": [{"table": t, "columns": cols, "chosen_by_model": chosen.get(t, []),
+                       "added_for_joins": join_added.get(t, []),
+                       "added_for_retention": retained.get(t, [])}
+                      for t, cols in extracted.items()],
+        "global_schema": ops.as_rows(new_global),
+    })
+    return f"check:{agent}" if data.get("sql") else f"generate:{agent}"
+
+
+def check(ctx: StepContext, agent: int) -> str | None:
+    """SQL correctness check (4.4): the round's agent judges the previous round's SQL against
+    its latest known schema; a positive verdict ends the run."""
+    data = ctx.data
+    sql = (data.get("sql") or "").strip()
+    if not sql:
+        ctx.skip("there is no SQL to check yet")
+        return f"generate:{agent}"
+    known = known_schema(ctx, agent)
+    author = data.get("sql_by")
+    ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
+                   known_tables=list(known))
+    result = ctx.execute(sql)
+    execution = execution_text(result)
+    schema_text, fk_text = schema_texts(ctx, known)
+    prompt = render(load(str(HERE), "check"), schema=schema_text, foreign_keys=fk_text,
+                    question=question_text(ctx), sql=sql, execution=execution)
+    verdict = ctx.ask(user_message(prompt), parse=parse_check, json_schema=CHECK_JSON_SCHEMA,
+                      max_tokens=CHECK_MAX_TOKENS)
+    if verdict["verdict"] == POSITIVE and not result.ok:
+        verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
+        ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
+                 "negative")
+    record = {"round": data["round"], "agent": agent, "sql": sql, "sql_by": author,
+              "verdict": verdict["verdict"], "reason": verdict["reason"],
+              "execution": execution}
+    data["checks"] = list(data.get("checks") or []) + [record]
+    if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
+        data["rounds"][-1]["check"] = record
+    ctx.set_output(parsed={"round": data["round"], "agent": agent_label(agent),
+                           "verdict": verdict["verdict"], "reason": verdict["reason"],
+                           "sql_by": agent_label(author) if author else "edited",
+                           "execution": execution, "sql": sql}, sql=sql)
+    if verdict["verdict"] == POSITIVE:
+        data["stop_reason"] = f"{agent_label(agent)} judged the SQL correct"
+        return None
+    return f"generate:{agent}"
+
+
+def generate(ctx: StepContext, agent: int) -> str | None:
+    """SQL generation (4.3): the round's agent writes SQL from its extracted schema."""
+    data = ctx.data
+    known = known_schema(ctx, agent)
+    extracted = ops.in_schema_order(ops.intersect(data.get("extracted") or {}, known), ctx.schema)
+    ctx.set_inputs(round=data["round"], tables=list(extracted))
+    if not extracted:
+        if data["round"] >= ctx.params["max_rounds"] and not data.get("sql"):
+            raise StepError(f"no agent extracted a table relevant to the question in "
+                            f"{data['round']} round(s); no SQL was written")
+        ctx.skip(f"{agent_label(agent)} extracted no relevant table, so it writes no SQL "
+                 f"this round")
+        return next_round(ctx)
+    schema_text, fk_text = schema_texts(ctx, extracted)
+    decompose = ctx.params["generation"] == "decompose"
+    feedback = None if decompose else _feedback(data, agent)
+    sub_questions = None
+    if decompose:
+        prompt = render(load(str(macsql_decomposer.HERE), "decomposer"), desc_str=schema_text,
+                        fk_str=fk_text, query=ctx.question.strip(),
+                        evidence=(ctx.evidence or "").strip() or "None")
+        answer = ctx.ask(user_message(prompt), parse=macsql_decomposer.parse_answer,
+                         max_tokens=DECOMPOSE_MAX_TOKENS)
+        sql, sub_questions = answer["sql"].strip(), answer["sub_questions"]
+    else:
+        prompt = render(load(str(HERE), "generate"), schema=schema_text, foreign_keys=fk_text,
+                        question=question_text(ctx))
+        if feedback:
+            prompt += render(load(str(HERE), "feedback"), sql=feedback["sql"],
+                             reason=feedback["reason"] or "(no reason given)")
+        sql = ctx.ask(user_message(prompt), parse=extract_sql,
+                      max_tokens=GENERATE_MAX_TOKENS).strip()
+    result = ctx.execute(sql)
+    data.update(sql=sql, sql_by=agent, sql_round=data["round"])
+    if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
+        data["rounds"][-1]["sql"] = sql
+    parsed = {"round": data["round"], "agent": agent_label(agent), "tables": list(extracted),
+              "strategy": ctx.params["generation"],
+              "feedback": feedback["reason"] if feedback else None,
+              "executes": result.ok, "sql": sql}
+    if sub_questions is not None:
+        parsed["sub_questions"] = sub_questions
+    ctx.set_output(parsed=parsed, sql=sql)
+    if not result.ok:
+        ctx.note(f"the SQL fails to execute: {result.error}")
+    return next_round(ctx)
+
+
+def _feedback(data: dict, agent: int) -> dict | None:
+    """This round's negative check by the same agent, when there is one: the agent knows why it
+    rejected the previous SQL, so its new attempt is told (direct strategy only)."""
+    checks = data.get("checks") or []
+    if not checks:
+        return None
+    last = checks[-1]
+    if last.get("round") == data["round"] and last.get("agent") == agent \
+            and last.get("verdict") == NEGATIVE:
+        return last
+    return None

@@ -1,0 +1,349 @@
+"""MAC-SQL: Selector, Decomposer and Refiner against a scripted model and real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import ParseError, resume_run, run_to_end, start_run
+from agents.pipelines import get_pipeline
+from agents.pipelines.common import macsql_schema
+from agents.pipelines.macsql import decomposer
+from scripted_llm import last_user_message, prompt_text
+
+PIPELINE = get_pipeline("macsql")
+
+SELECTOR = "Here is a new example, please start answering"
+DECOMPOSER = "generate the SQL after thinking step by step"
+REFINER = "Now please fixup old SQL"
+
+SMALL_SQL = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY,
+                      singer_id INTEGER REFERENCES singer(singer_id), year INTEGER);
+INSERT INTO singer VALUES (1, 'Ana', 'France', 30), (2, 'Bo', 'Chile', 41), (3, 'Cy', 'France', 25);
+INSERT INTO concert VALUES (1, 1, 2014), (2, 1, 2015), (3, 2, 2015);
+"""
+
+
+def wide_sql(tables: int = 8) -> str:
+    """``tables`` tables of 5 columns each, chained by foreign keys: 40 columns in all."""
+    parts = []
+    for i in range(tables):
+        ref = f" REFERENCES t{i - 1}(id)" if i else ""
+        parts.append(f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, ref_id INTEGER{ref}, "
+                     f"name TEXT, value REAL, note TEXT);")
+        parts.append(f"INSERT INTO t{i} VALUES (1, 1, 'n{i}', {i}.5, 'x');")
+    return "\n".join(parts)
+
+
+def make_db(tmp_path, name: str, sql: str):
+    path = tmp_path / f"{name}.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(sql)
+    conn.commit()
+    conn.close()
+    return open_database(path)
+
+
+@pytest.fixture
+def small_db(tmp_path):
+    return make_db(tmp_path, "concerts", SMALL_SQL)
+
+
+@pytest.fixture
+def wide_db(tmp_path):
+    return make_db(tmp_path, "wide", wide_sql())
+
+
+def decomposition(*pairs: tuple[str, str]) -> str:
+    text = ""
+    for i, (question, sql) in enumerate(pairs, start=1):
+        text += f"Sub question {i}: {question}\nSQL\n```sql\n{sql}\n```\n"
+    return text + "Question Solved."
+
+
+def requests_for(scripted, marker: str) -> list[dict]:
+    return [r for r in scripted.requests if marker in prompt_text(r)]
+
+
+def run(db, llm, question="How many singers are from France?", **params):
+    return run_to_end(start_run(PIPELINE, question, db, llm, params=params or None))
+
+
+# -- Selector ---------------------------------------------------------------------------------------
+def test_selector_is_skipped_on_a_small_schema(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("How many singers are from France?",
+         "SELECT COUNT(*) FROM singer WHERE country = 'France'")))
+    result = run(small_db, llm)
+
+    assert result.status == "done"
+    selector = result.events[0]
+    assert (selector.agent, selector.status) == ("Selector", "skipped")
+    assert selector.notes[0].startswith("schema small: 2 tables, 7 columns")
+    assert selector.calls == [] and selector.data["selection"] is None
+    assert requests_for(scripted_llm, SELECTOR) == []
+    assert result.result["rows"] == [[2]]
+
+
+def test_selector_runs_on_a_large_schema_and_drops_unknown_names(wide_db, llm, scripted_llm):
+    scripted_llm.when(SELECTOR, "```json\n" + json.dumps({
+        "t0": "keep_all",
+        "t1": ["name", "bogus", "t1.value"],
+        "t2": "drop_all",
+        "ghost": "keep_all",
+    }) + "\n```")
+    scripted_llm.when(DECOMPOSER, decomposition(("Name of t1?", "SELECT name FROM t1")))
+    result = run(wide_db, llm, "What is the name in t1?")
+
+    assert result.status == "done", result.error
+    selector = result.events[0]
+    assert selector.status == "ok" and selector.parsed["used"] is True
+    rows = {r["table"]: r for r in selector.parsed["tables"]}
+    # keys stay (id: primary key, ref_id: foreign key to t0), the invented column does not
+    assert rows["t1"]["decision"] == "columns"
+    assert rows["t1"]["kept"] == ["id", "ref_id", "name", "value"]
+    assert rows["t1"]["dropped"] == ["note"]
+    assert rows["t2"] == {"table": "t2", "decision": "drop_all", "kept": [],
+                          "dropped": ["id", "ref_id", "name", "value", "note"]}
+    assert rows["t5"]["decision"] == "keep_all"  # not mentioned: kept, and said so
+    notes = " | ".join(selector.notes)
+    assert "'ghost'" in notes and "'bogus'" in notes and "t3, t4, t5, t6, t7" in notes
+
+    selection = result.events[0].data["selection"]
+    assert "t2" not in selection and "ghost" not in selection
+    assert selection["t1"] == ["id", "ref_id", "name", "value"]
+    decomposer_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    assert "# Table: t2" not in decomposer_prompt and "ghost" not in decomposer_prompt
+    assert "bogus" not in decomposer_prompt and "(note," not in decomposer_prompt.split(
+        "# Table: t1")[1].split("# Table:")[0]
+    # structured output was requested with a permissive schema
+    request = requests_for(scripted_llm, SELECTOR)[0]
+    assert request["response_format"]["type"] in ("json_schema", "json_object")
+
+
+def test_selector_retries_malformed_json_once_then_fails_the_step(wide_db, llm, scripted_llm):
+    scripted_llm.when(SELECTOR, "I think tables t0 and t1 are relevant.")
+    result = run(wide_db, llm)
+
+    assert result.status == "failed"
+    selector = result.events[-1]
+    assert selector.agent == "Selector" and selector.status == "error"
+    assert "could not be parsed" in selector.error
+    assert len(selector.calls) == 2
+    retry = requests_for(scripted_llm, SELECTOR)[1]
+    assert "could not be used" in last_user_message(retry)
+    assert len(result.events) == 1 and "Selector" in result.error
+
+
+def test_selector_accepts_the_retried_answer(wide_db, llm, scripted_llm):
+    scripted_llm.push("no idea", '{"t0": "keep_all"}')
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
+    result = run(wide_db, llm)
+
+    assert result.status == "done"
+    assert len(result.events[0].calls) == 2
+    assert result.events[0].data["selection"] == {"t0": "keep_all", "t1": "keep_all",
+                                                  "t2": "keep_all", "t3": "keep_all",
+                                                  "t4": "keep_all", "t5": "keep_all",
+                                                  "t6": "keep_all", "t7": "keep_all"}
+
+
+def test_selector_dropping_every_table_falls_back_to_the_whole_schema(wide_db, llm,
+                                                                      scripted_llm):
+    scripted_llm.when(SELECTOR, json.dumps({f"t{i}": "drop_all" for i in range(8)}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
+    result = run(wide_db, llm)
+
+    assert result.events[0].data["selection"] is None
+    assert any("dropped every table" in n for n in result.events[0].notes)
+    assert "# Table: t7" in last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+
+
+@pytest.mark.parametrize("mode, expected", [("always", "ok"), ("never", "skipped")])
+def test_use_selector_forces_the_choice(mode, expected, small_db, wide_db, llm, scripted_llm):
+    db = small_db if mode == "always" else wide_db
+    table = "singer" if mode == "always" else "t0"
+    scripted_llm.when(SELECTOR, json.dumps({table: "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", f"SELECT COUNT(*) FROM {table}")))
+    result = run(db, llm, use_selector=mode)
+    assert result.events[0].status == expected
+    assert len(requests_for(scripted_llm, SELECTOR)) == (1 if mode == "always" else 0)
+
+
+# -- Decomposer -------------------------------------------------------------------------------------
+def test_decomposer_parses_sub_questions_and_takes_the_last_sql():
+    text = decomposition(
+        ("Which singers are from France?", "SELECT singer_id FROM singer WHERE country = 'France'"),
+        ("How many concerts did they give?",
+         "SELECT COUNT(*) FROM concert WHERE singer_id IN (\n"
+         "  SELECT singer_id FROM singer WHERE country = 'France')"),
+    ) + "\n==========\n[Database schema]\n# Table: x\nSub question 1: invented\n```sql\nSELECT 9\n```"
+    parsed = decomposer.parse_answer(text)
+    assert [p["question"] for p in parsed["sub_questions"]] == [
+        "Which singers are from France?", "How many concerts did they give?"]
+    assert parsed["sql"].startswith("SELECT COUNT(*) FROM concert")
+    assert parsed["sql"] == parsed["sub_questions"][-1]["sql"]
+
+
+def test_decomposer_parsing_without_numbering_or_fences():
+    unnumbered = ("**Sub question:** Count French singers\n```sql\nSELECT 1\n```\n"
+                  "Then the final query:\n```sql\nSELECT COUNT(*) FROM singer\n```")
+    parsed = decomposer.parse_answer(unnumbered)
+    assert parsed["sql"] == "SELECT COUNT(*) FROM singer"
+    assert parsed["sub_questions"][0]["question"] == "Count French singers"
+
+    blocks_only = "```sql\nSELECT 1\n```\nand\n```sql\nSELECT 2\n```"
+    assert [p["sql"] for p in decomposer.parse_answer(blocks_only)["sub_questions"]] == [
+        "SELECT 1", "SELECT 2"]
+
+    bare = "The answer is:\nSELECT name FROM singer WHERE age > 30;"
+    assert decomposer.parse_answer(bare)["sql"] == "SELECT name FROM singer WHERE age > 30"
+
+    with pytest.raises(ParseError, match="no SQL"):
+        decomposer.parse_answer("I cannot answer that.")
+
+
+def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refiner(
+        wide_db, llm, scripted_llm):
+    scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all", "t1": ["name"]}
+                                           | {f"t{i}": "drop_all" for i in range(2, 8)}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nam FROM t1")))
+    scripted_llm.when(REFINER, "```sql\nSELECT name FROM t1\n```")
+    result = run(wide_db, llm, "Names in t1?")
+
+    assert result.status == "done"
+    selection = result.events[0].data["selection"]
+    desc, fks = macsql_schema(wide_db.schema, selection)
+    schema_text = f"{desc}\n[Foreign keys]\n{fks}\n"
+    decomposer_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    refiner_prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
+    for prompt, static in ((decomposer_prompt, "Question Solved."),
+                           (refiner_prompt, "[Constraints]")):
+        assert schema_text in prompt  # byte-identical across the agents
+        # static instructions and demonstrations first, then the schema, then the question
+        assert prompt.rindex(static) < prompt.index(schema_text) < prompt.index("Names in t1?")
+    assert "# Table: t2" not in decomposer_prompt
+
+
+# -- Refiner ----------------------------------------------------------------------------------------
+def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("q", "SELECT COUNT(*) FROM singers WHERE country = 'France'")))
+    scripted_llm.when(REFINER, "The table is singer.\n```sql\n"
+                               "SELECT COUNT(*) FROM singer WHERE country = 'France'\n```")
+    result = run(small_db, llm)
+
+    assert result.status == "done"
+    agents = [e.agent for e in result.events]
+    assert agents == ["Selector", "Decomposer", "Refiner", "Refiner"]
+    repair, check = result.events[2], result.events[3]
+    assert repair.parsed["error_class"] == "OperationalError"
+    assert "no such table: singers" in repair.parsed["error"]
+    assert repair.parsed["sql_before"].startswith("SELECT COUNT(*) FROM singers")
+    assert repair.parsed["sql_after"] == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    assert repair.parsed["attempt"] == 1 and repair.next_step == "refiner"
+    assert repair.execution["ok"] is False
+    assert check.parsed == {"status": "ok", "rows": 1} and check.calls == []
+    assert check.execution["ok"] is True and check.execution["rows"] == [[2]]
+    refiner_prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
+    assert "no such table: singers" in refiner_prompt and "OperationalError" in refiner_prompt
+    assert result.final_sql == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    assert result.result["rows"] == [[2]]
+
+
+def test_refiner_gives_up_after_max_refine(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope0 FROM singer")))
+    counter = iter(range(1, 100))
+    scripted_llm.when(REFINER, lambda req: f"```sql\nSELECT nope{next(counter)} FROM singer\n```")
+    result = run(small_db, llm, max_refine=2)
+
+    refiner_events = [e for e in result.events if e.agent == "Refiner"]
+    assert len(refiner_events) == 3  # two repairs, each executed again, then the give-up
+    assert len(requests_for(scripted_llm, REFINER)) == 2
+    assert [e.parsed.get("attempt") for e in refiner_events] == [1, 2, 2]
+    last = refiner_events[-1]
+    assert last.parsed["status"] == "gave_up" and "nope2" in last.execution["sql"]
+    assert "max_refine=2" in last.notes[0]
+    assert result.status == "done" and result.result["ok"] is False
+
+
+def test_refiner_stops_when_the_repair_changes_nothing(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope FROM singer")))
+    scripted_llm.when(REFINER, "```sql\nSELECT nope FROM singer;\n```")
+    result = run(small_db, llm)
+    assert [e.agent for e in result.events].count("Refiner") == 1
+    assert "same SQL" in result.events[-1].notes[0]
+
+
+@pytest.mark.parametrize("refine_empty", [True, False])
+def test_empty_result_refinement_can_be_switched_off(refine_empty, small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("q", "SELECT name FROM singer WHERE country = 'france'")))
+    scripted_llm.when(REFINER, "```sql\nSELECT name FROM singer WHERE country = 'France'\n```")
+    result = run(small_db, llm, "Which singers are from France?",
+                 refine_empty_result=refine_empty)
+
+    refiner_events = [e for e in result.events if e.agent == "Refiner"]
+    if refine_empty:
+        assert refiner_events[0].parsed["error_class"] == "EmptyResult"
+        assert "returned no rows" in refiner_events[0].parsed["error"]
+        assert "EmptyResult" in last_user_message(requests_for(scripted_llm, REFINER)[0])
+        assert sorted(result.result["rows"]) == [["Ana"], ["Cy"]]
+    else:
+        assert len(refiner_events) == 1
+        assert refiner_events[0].parsed == {"status": "ok", "rows": 0}
+        assert requests_for(scripted_llm, REFINER) == []
+
+
+# -- resuming ---------------------------------------------------------------------------------------
+def test_resume_from_the_decomposer_with_an_edited_selection(wide_db, llm, scripted_llm):
+    scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all", "t1": "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
+    first = run(wide_db, llm)
+    assert first.status == "done"
+
+    edited = dict(first.events[0].data, selection={"t3": ["value"]})
+    scripted_llm.requests.clear()
+    second = run_to_end(resume_run(PIPELINE, first, 1, wide_db, llm, data=edited))
+
+    assert second.status == "done" and second.parent_run_id == first.run_id
+    assert second.events[0].step == "selector" and second.events[0].edited
+    assert second.events[0].calls[0].raw == first.events[0].calls[0].raw  # kept, not re-run
+    assert requests_for(scripted_llm, SELECTOR) == []
+    prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    target = prompt.split("[Database schema]")[-1]
+    assert "# Table: t3" in target and "# Table: t0" not in target
+    assert "(value," in target and "(note," not in target
+
+
+def test_resume_from_the_refiner_with_edited_sql(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM singer")))
+    first = run(small_db, llm)
+    refiner_index = next(e.index for e in first.events if e.agent == "Refiner")
+
+    edited = dict(first.events[refiner_index - 1].data,
+                  sql="SELECT COUNT(*) FROM singer WHERE country = 'France'")
+    calls_before = len(scripted_llm.requests)
+    second = run_to_end(resume_run(PIPELINE, first, refiner_index, small_db, llm, data=edited))
+
+    assert len(scripted_llm.requests) == calls_before  # only the execution check ran
+    assert [e.agent for e in second.events] == ["Selector", "Decomposer", "Refiner"]
+    assert second.events[1].to_dict()["calls"] == first.events[1].to_dict()["calls"]
+    assert second.events[1].edited and not first.events[1].edited
+    assert second.final_sql == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    assert second.result["rows"] == [[2]]
+
+
+# -- the embedded model -----------------------------------------------------------------------------
+@pytest.mark.real_model
+def test_macsql_answers_a_simple_count_with_the_embedded_model(real_llm, sample_dbs):
+    db = open_database(sample_dbs / "shop.sqlite")
+    reference = db.execute("SELECT COUNT(*) FROM customers")
+    result = run_to_end(start_run(PIPELINE, "How many customers are there?", db, real_llm))
+    assert result.status == "done", result.error
+    assert result.result["ok"] and result.result["rows"] == [list(r) for r in reference.rows]

@@ -1,0 +1,404 @@
+"""R³ pipeline: the review-rebuttal-revision loop against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import ParseError, resume_run, run_to_end, start_run
+from agents.example_bank import ExampleBank
+from agents.pipelines.r3 import PIPELINE
+from agents.pipelines.r3.dialogue import writer_messages
+from agents.pipelines.r3.replies import parse_personas, parse_review, parse_writer_reply
+from agents.pipelines.r3.result_table import result_table
+from agents.pipelines.r3.sqltext import same_sql, sql_diff
+from agents.paths import SAMPLE_DBS
+from scripted_llm import last_user_message, prompt_text
+
+SCHEMA_SQL = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT,
+                     age INTEGER);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, year INTEGER);
+CREATE TABLE singer_in_concert (concert_id INTEGER REFERENCES concert(concert_id),
+                                singer_id INTEGER REFERENCES singer(singer_id));
+INSERT INTO singer VALUES (1, 'Ann', 'France', 30), (2, 'Bo', 'Norway', 41),
+                          (3, 'Cleo', 'France', 25);
+INSERT INTO concert VALUES (1, 'Spring', 2014), (2, 'Autumn', 2015);
+INSERT INTO singer_in_concert VALUES (1, 1), (1, 2), (2, 1);
+"""
+QUESTION = "What are the names of singers from France?"
+SQL_A = "SELECT name FROM singer WHERE country = 'France'"
+SQL_B = "SELECT name, age FROM singer WHERE country = 'France'"
+SQL_C = "SELECT name FROM singer WHERE country = 'France' ORDER BY name"
+
+# Markers that tell the agents' prompts apart (the writer's own last message decides).
+WRITER = "help me write an SQL to answer the question"
+INVITATION = "You are the manager of a Database project"
+REVIEWER = "You review an SQL query"
+REVISION = "Reviewers commented on your SQL"
+EXEC_ERROR = "failed with the error"
+
+
+def writer(sql: str, why: str = "The question asks for names.") -> str:
+    return f"{why}\n```sql\n{sql};\n```"
+
+
+def invitation(n: int) -> str:
+    experts = {f"Reviewer {i}": f"Expert number {i} in music data" for i in range(1, n + 1)}
+    return "```json\n" + json.dumps(experts) + "\n```"
+
+
+def approve(comment: str = "The SQL is right.") -> str:
+    return f"COMMENT: {comment}\nVERDICT: approve"
+
+
+def revise(comment: str = "Add the age column.") -> str:
+    return f"COMMENT: {comment}\nVERDICT: revise"
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "music.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA_SQL)
+    conn.commit()
+    conn.close()
+    database = open_database(path)
+    yield database
+    database.close()
+
+
+def run(db, llm, **params):
+    params = {"k": 0, **params}
+    return run_to_end(start_run(PIPELINE, QUESTION, db, llm, params=params))
+
+
+def requests_with(scripted_llm, marker: str) -> list[dict]:
+    return [r for r in scripted_llm.requests if marker in last_user_message(r)
+            or any(marker in (m.get("content") or "") for m in r["messages"]
+                   if m["role"] == "system")]
+
+
+# -- the loop ----------------------------------------------------------------------------------
+
+def test_stops_at_consensus_when_the_writer_keeps_its_sql(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(3), approve(), revise(), approve(),
+                      "You are right, but the question asks for names only.\n"
+                      "```sql\nselect name\n  from singer where country = 'France'\n```")
+    result = run(db, llm, n_reviewers=3)
+
+    assert result.status == "done", result.error
+    assert [e.agent for e in result.events] == [
+        "SQL-Writer", "Execution", "Invitation", "Reviewer: Expert number 1 in music data",
+        "Reviewer: Expert number 2 in music data", "Reviewer: Expert number 3 in music data",
+        "Rebuttal/Revision"]
+    last = result.events[-1]
+    assert last.parsed["consensus"] is True and last.parsed["diff"] == ""
+    assert "question asks for names only" in last.parsed["rebuttal"]
+    assert [c["verdict"] for c in last.parsed["comments"]] == ["approve", "revise", "approve"]
+    assert last.data["stop_reason"] == "consensus"
+    assert result.final_sql == SQL_A
+    assert sorted(r[0] for r in result.result["rows"]) == ["Ann", "Cleo"]
+    assert scripted_llm.remaining == 0
+
+
+def test_revision_round_carries_comments_rebuttal_and_diff(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Show the age too."),
+                      writer(SQL_B, "Agreed: the age is added."),
+                      revise("Order by name."), writer(SQL_B, "The order is not asked for."))
+    result = run(db, llm, n_reviewers=1, max_rounds=3)
+
+    assert result.status == "done", result.error
+    revisions = [e for e in result.events if e.agent == "Rebuttal/Revision"]
+    first, second = revisions[0].parsed, revisions[1].parsed
+    assert first["changed"] is True and first["round"] == 1
+    assert first["comments"][0]["comment"] == "Show the age too."
+    assert first["rebuttal"] == "Agreed: the age is added."
+    assert "+" in first["diff"] and "age" in first["diff"] and first["diff"].startswith("---")
+    assert second["consensus"] is True and second["round"] == 2
+    assert result.final_sql == SQL_B
+    # the revised SQL was executed before the second review round
+    assert [e.agent for e in result.events].count("Execution") == 2
+    assert [r["sql_after"] for r in result.events[-1].data["rounds"]] == [SQL_B, SQL_B]
+
+
+def test_stops_at_the_round_limit(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(1), revise(), writer(SQL_B), revise(),
+                      writer(SQL_C))
+    result = run(db, llm, n_reviewers=1, max_rounds=2)
+
+    assert result.status == "done", result.error
+    assert result.events[-1].agent == "Execution"
+    assert result.events[-1].data["stop_reason"] == "max_rounds"
+    assert any("Round limit (2)" in n for n in result.events[-1].notes)
+    assert result.final_sql == SQL_C
+    assert scripted_llm.remaining == 0
+    assert [e.agent for e in result.events].count("Rebuttal/Revision") == 2
+
+
+def test_all_approve_ends_the_loop_unless_disabled(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), approve())
+    result = run(db, llm, n_reviewers=2)
+    assert result.status == "done"
+    assert result.events[-1].agent.startswith("Reviewer: ")
+    assert result.events[-1].data["stop_reason"] == "all_approved"
+
+    scripted_llm.clear()
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), approve(), writer(SQL_A))
+    result = run(db, llm, n_reviewers=2, stop_on_approval=False)
+    assert result.events[-1].agent == "Rebuttal/Revision"
+    assert result.events[-1].data["stop_reason"] == "consensus"
+
+
+# -- execution errors go back to the writer ---------------------------------------------------
+
+def test_execution_error_goes_back_to_the_writer_in_its_dialogue(db, llm, scripted_llm):
+    bad = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.push(writer(bad, "First try."), writer(SQL_A, "Fixed the column name."),
+                      invitation(1), approve())
+    result = run(db, llm, n_reviewers=1)
+
+    assert result.status == "done", result.error
+    assert [e.agent for e in result.events[:4]] == ["SQL-Writer", "Execution", "SQL-Writer",
+                                                    "Execution"]
+    failed = result.events[1]
+    assert failed.execution["ok"] is False and "nme" in failed.parsed["error"]
+    fix_request = scripted_llm.requests[1]["messages"]
+    assert [m["role"] for m in fix_request] == ["user", "assistant", "user"]
+    assert WRITER in fix_request[0]["content"]
+    assert "First try." in fix_request[1]["content"]  # the writer's own earlier answer
+    assert "no such column: nme" in fix_request[2]["content"]
+    assert result.events[2].parsed["sql_before"] == bad
+    assert result.events[2].parsed["sql_after"] == SQL_A
+    assert result.final_sql == SQL_A
+
+
+def test_the_dialogue_history_is_truncated_to_the_kept_turns(db, llm, scripted_llm):
+    scripted_llm.push(writer("SELECT a1 FROM singer", "answer one"),
+                      writer("SELECT a2 FROM singer", "answer two"),
+                      writer("SELECT a3 FROM singer", "answer three"))
+    result = run(db, llm, n_reviewers=1, history_turns=1, max_fix_attempts=2)
+
+    assert result.status == "failed"
+    assert "still fails after 2 correction(s)" in result.error and "a3" in result.error
+    third = scripted_llm.requests[2]["messages"]
+    assert [m["role"] for m in third] == ["user", "assistant", "user"]
+    assert "answer two" in third[1]["content"]
+    assert "answer one" not in prompt_text(scripted_llm.requests[2])
+    assert "no such column: a2" in third[2]["content"]
+
+
+def test_writer_messages_keep_the_first_prompt_and_the_last_turns():
+    dialogue = [{"role": "assistant", "content": "a0"}, {"role": "user", "content": "u1"},
+                {"role": "assistant", "content": "a1"}]
+    kept = writer_messages("first", dialogue, "u2", turns=2)
+    assert [m["content"] for m in kept] == ["first", "a0", "u1", "a1", "u2"]
+    kept = writer_messages("first", dialogue, "u2", turns=1)
+    assert [m["content"] for m in kept] == ["first", "a1", "u2"]
+
+
+# -- invitation and reviewers -----------------------------------------------------------------
+
+def test_invitation_creates_n_reviewers_who_see_the_result_table(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(4), approve(), approve(), approve())
+    result = run(db, llm, n_reviewers=3)
+
+    invite = result.events[2]
+    assert invite.agent == "Invitation"
+    assert len(invite.parsed["reviewers"]) == 3  # the model offered 4: the first 3 are kept
+    assert "invite 3 experts" in prompt_text(scripted_llm.requests[1])
+    reviews = requests_with(scripted_llm, REVIEWER)
+    assert len(reviews) == 3
+    for i, req in enumerate(reviews, 1):
+        user = last_user_message(req)
+        assert "EXECUTION RESULT:\nname\nAnn\nCleo\n(2 rows)" in user
+        assert SQL_A in user and QUESTION in user and "CREATE TABLE singer" in user
+        assert user.rstrip().endswith(
+            f"You are Expert number {i} in music data. Review the SQL from your expertise.")
+    # the static instructions and the schema come first: one shared prefix for all reviewers
+    firsts = {prompt_text(r)[:len(prompt_text(reviews[0])) - 80] for r in reviews}
+    assert len(firsts) == 1
+    assert result.events[-1].data["personas"] == invite.parsed["reviewers"]
+
+
+def test_fewer_personas_than_asked_are_used_with_a_note(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(1), approve())
+    result = run(db, llm, n_reviewers=3)
+    assert result.status == "done"
+    assert "3 reviewers were asked for, the model invited 1." in result.events[2].notes
+
+
+@pytest.mark.parametrize("step, replies, message", [
+    ("Invitation", [writer(SQL_A), "I would invite some experts.", "Still no JSON, sorry."],
+     "no JSON object found"),
+    ("Reviewer", [writer(SQL_A), invitation(1), "Hmm, interesting query.", "No idea."],
+     "no verdict found"),
+    ("SQL-Writer", ["I cannot answer that.", "Really, I cannot."], "no SQL query found"),
+])
+def test_malformed_output_fails_the_step_with_a_clear_message(db, llm, scripted_llm, step,
+                                                               replies, message):
+    scripted_llm.push(*replies)
+    result = run(db, llm, n_reviewers=1)
+
+    assert result.status == "failed"
+    failed = result.events[-1]
+    assert failed.status == "error" and failed.agent.startswith(step)
+    assert "could not be parsed after a retry" in failed.error and message in failed.error
+    assert len(failed.calls) == 2  # the parse error was fed back once
+    assert message in last_user_message(scripted_llm.requests[-1])
+    assert scripted_llm.remaining == 0
+
+
+def test_a_persona_list_without_expertise_is_malformed(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), '{"Reviewer 1": ""}', '[]')
+    result = run(db, llm, n_reviewers=1)
+    assert result.status == "failed"
+    assert "names no reviewer" in result.events[-1].error
+
+
+# -- resume -----------------------------------------------------------------------------------
+
+def test_resume_from_a_reviewer_step_with_edited_sql(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), revise(), writer(SQL_A))
+    first = run(db, llm, n_reviewers=2)
+    assert first.status == "done"
+    index = next(i for i, e in enumerate(first.events) if e.agent.startswith("Reviewer"))
+
+    edited = copy.deepcopy(first.events[index - 1].data)
+    edited["sql"] = SQL_B
+    scripted_llm.clear()
+    scripted_llm.push(approve("Names and ages are fine."), approve())
+    resumed = run_to_end(resume_run(PIPELINE, first, index, db, llm, data=edited))
+
+    assert resumed.status == "done", resumed.error
+    assert resumed.parent_run_id == first.run_id and resumed.resumed_from == index
+    assert [e.agent for e in resumed.events[index:]] == [
+        "Reviewer: Expert number 1 in music data", "Reviewer: Expert number 2 in music data"]
+    user = last_user_message(scripted_llm.requests[0])
+    assert SQL_B in user and "name | age\nAnn | 30\nCleo | 25" in user
+    assert resumed.events[index].execution["ok"] is True  # the edited SQL was run afresh
+    assert resumed.final_sql == SQL_B and resumed.events[-1].data["stop_reason"] == "all_approved"
+    json.dumps(resumed.to_dict())  # the whole run stays serializable
+
+
+def test_resume_with_edited_sql_mid_round_restarts_the_round(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), revise(), writer(SQL_A))
+    first = run(db, llm, n_reviewers=2)
+    second_reviewer = next(i for i, e in enumerate(first.events)
+                           if e.agent == "Reviewer: Expert number 2 in music data")
+    edited = copy.deepcopy(first.events[second_reviewer - 1].data)
+    edited["sql"] = SQL_C
+    scripted_llm.clear()
+    scripted_llm.push(approve(), approve())
+    resumed = run_to_end(resume_run(PIPELINE, first, second_reviewer, db, llm, data=edited))
+
+    assert resumed.events[second_reviewer].agent == "Reviewer: Expert number 1 in music data"
+    assert any("round restarts" in n for n in resumed.events[second_reviewer].notes)
+    assert resumed.final_sql == SQL_C
+
+
+# -- examples ---------------------------------------------------------------------------------
+
+def test_related_examples_from_the_bank_enter_the_writer_prompt(db, llm, scripted_llm):
+    bank = ExampleBank()
+    bank.add("What are the names of teachers from Spain?",
+             "SELECT name FROM teacher WHERE country = 'Spain'")
+    bank.add("How many concerts were held in 2014?",
+             "SELECT count(*) FROM concert WHERE year = 2014")
+    scripted_llm.push(writer(SQL_A), invitation(1), approve())
+    result = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
+                                  params={"k": 1, "n_reviewers": 1},
+                                  services={"examples": bank}))
+
+    first_prompt = prompt_text(scripted_llm.requests[0])
+    assert "### RELATED SQL:\nQUESTION: What are the names of teachers from Spain?" in first_prompt
+    assert "concerts were held" not in first_prompt
+    assert result.events[0].inputs["examples"] == ["What are the names of teachers from Spain?"]
+
+
+def test_without_an_example_bank_the_writer_runs_zero_shot(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(1), approve())
+    result = run(db, llm, k=3, n_reviewers=1)
+    assert "RELATED SQL" not in prompt_text(scripted_llm.requests[0])
+    assert any("zero-shot" in n for n in result.events[0].notes)
+
+
+def test_program_of_thoughts_writer_prompt_and_reply(db, llm, scripted_llm):
+    scripted_llm.push("```python\nresult = db_dict['singer']\n```\n```sql\n" + SQL_A + "\n```",
+                      invitation(1), approve())
+    result = run(db, llm, writer_style="pot", n_reviewers=1)
+    assert "Program of Thoughts (PoT)" in prompt_text(scripted_llm.requests[0])
+    assert result.final_sql == SQL_A
+    assert "db_dict['singer']" in result.events[0].parsed["reasoning"]
+
+
+# -- parsing and SQL text ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, verdict, comment", [
+    ("COMMENT: Missing a filter.\nVERDICT: revise", "revise", "Missing a filter."),
+    ("**Comment:** All good.\n\n**Verdict:** **Approve**", "approve", "All good."),
+    ("The SQL is correct, I approve it.", "approve", "The SQL is correct, I approve it."),
+    ("It needs revision: join the concert table.", "revise",
+     "It needs revision: join the concert table."),
+])
+def test_review_verdicts_are_read_robustly(text, verdict, comment):
+    assert parse_review(text) == {"verdict": verdict, "comment": comment}
+
+
+def test_a_revise_verdict_without_a_comment_is_rejected():
+    with pytest.raises(ParseError, match="needs a comment"):
+        parse_review("VERDICT: revise")
+
+
+def test_personas_come_from_the_papers_dictionary_or_a_list():
+    assert parse_personas('{"Reviewer X": "Data Analyst", "Reviewer Y": "DB Engineer",}') == [
+        {"name": "Reviewer X", "expertise": "Data Analyst"},
+        {"name": "Reviewer Y", "expertise": "DB Engineer"}]
+    assert parse_personas('[{"name": "Ana", "description": "joins"}, {"name": "Ana", '
+                          '"expertise": "filters"}]') == [
+        {"name": "Ana", "expertise": "joins"}, {"name": "Ana (2)", "expertise": "filters"}]
+
+
+def test_writer_reply_separates_reasoning_from_sql():
+    reply = parse_writer_reply("We need names.\n```sql\nSELECT name FROM t;\n```\nDone.")
+    assert reply.sql == "SELECT name FROM t" and reply.text == "We need names.\n\nDone."
+
+
+def test_consensus_ignores_layout_but_not_literals():
+    assert same_sql("SELECT name FROM t WHERE c = 'France';",
+                    "select name\nfrom t where c='France'")
+    assert not same_sql("SELECT name FROM t WHERE c = 'France'",
+                        "SELECT name FROM t WHERE c = 'france'")
+    diff = sql_diff("SELECT a FROM t", "SELECT a, b FROM t")
+    assert "-SELECT a" in diff and "+SELECT a," in diff
+
+
+def test_result_table_is_compact():
+    rows = [[i, "x" * 60] for i in range(12)]
+    table = result_table({"ok": True, "columns": ["id", "text"], "rows": rows, "row_count": 12})
+    lines = table.splitlines()
+    assert lines[0] == "id | text" and len(lines) == 7
+    assert lines[-1] == "(12 rows in total, first 5 shown)" and lines[1].endswith("…")
+    assert "empty" in result_table({"ok": True, "columns": ["n"], "rows": [], "row_count": 0})
+
+
+# -- the embedded model -----------------------------------------------------------------------
+
+@pytest.mark.real_model
+def test_r3_on_the_embedded_model_matches_the_reference(real_llm, sample_dbs):
+    questions = json.loads((SAMPLE_DBS / "questions.json").read_text())
+    case = next(q for q in questions["databases"]["shop"]["questions"]
+                if q["question"] == "List the five most expensive products with their price.")
+    database = open_database(sample_dbs / "shop.sqlite")
+    try:
+        result = run_to_end(start_run(PIPELINE, case["question"], database, real_llm,
+                                      params={"k": 0, "n_reviewers": 2, "max_rounds": 1}))
+        assert result.status == "done", result.error
+        expected = database.execute(case["sql"])
+        assert sorted(map(tuple, result.result["rows"])) == sorted(map(tuple, expected.rows))
+    finally:
+        database.close()
