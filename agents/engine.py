@@ -170,7 +170,8 @@ class StepContext:
     # -- model --------------------------------------------------------------------------------
     def ask(self, messages: list[dict], parse: Callable[[str], Any] | None = None, *,
             json_schema: dict | None = None, temperature: float | None = None,
-            max_tokens: int | None = None, retry_parse: bool = True) -> Any:
+            max_tokens: int | None = None, stop: list[str] | None = None,
+            retry_parse: bool = True) -> Any:
         """Send ``messages`` to the model and return ``parse(text)`` (or the text).
 
         A :class:`ParseError` (or ``ValueError``) from ``parse`` is fed back to the model once,
@@ -189,7 +190,7 @@ class StepContext:
             t0 = time.perf_counter()
             try:
                 reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
-                                      max_tokens=max_tokens)
+                                      max_tokens=max_tokens, stop=stop)
             except Exception as exc:  # the client raises LLMError with a user-facing message
                 call.seconds = time.perf_counter() - t0
                 call.error = str(exc) or exc.__class__.__name__

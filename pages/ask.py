@@ -10,9 +10,9 @@ from agents.engine import resume_run, start_run
 from agents.pipelines import get_pipeline, list_pipelines
 
 from pages import ui_databases, ui_params, ui_resume, ui_runner, ui_services, ui_state, ui_trace
+from pages.ui_bootstrap import run_through_app
 from pages.ui_db_panel import database_picker, database_summary
 from pages.ui_result import answer_pane
-from pages.ui_bootstrap import run_through_app
 
 JOB = "ask_job"
 RUN = "ask_run"
@@ -169,7 +169,7 @@ if job is not None:
     expand = _expand_toggle()
     if not job.finished:
         stop_slot = st.empty()
-        stop_slot.button("Stop", key="ask_stop", on_click=_stop,
+        stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
                          help="Stop now; a model call in flight is abandoned, the steps so far "
                               "are kept.")
         ui_runner.follow(job, expanded=expand)

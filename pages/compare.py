@@ -14,10 +14,10 @@ from agents.events import StepEvent, StepStarted
 from agents.pipelines import get_pipeline, list_pipelines
 
 from pages import ui_services, ui_state, ui_trace
+from pages.ui_bootstrap import run_through_app
 from pages.ui_db_panel import database_picker
 from pages.ui_format import format_sql
 from pages.ui_result import result_view
-from pages.ui_bootstrap import run_through_app
 
 JOB = "cmp_job"
 RESULT = "cmp_result"
@@ -178,7 +178,7 @@ job = st.session_state.get(JOB)
 if isinstance(job, CompareJob):
     st.divider()
     if not job.finished:
-        st.button("Stop", key="cmp_stop", on_click=_stop,
+        st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
                   help="Stop after the current model call; the remaining pipelines are skipped.")
         _follow(job)
     del st.session_state[JOB]

@@ -8,9 +8,9 @@ import streamlit as st
 from agents.store import ERROR_TYPES, UNANNOTATED, VERDICTS
 
 from pages import ui_databases, ui_services, ui_state, ui_trace
+from pages.ui_bootstrap import run_through_app
 from pages.ui_format import format_sql
 from pages.ui_result import result_view
-from pages.ui_bootstrap import run_through_app
 
 ANY = "(any)"
 NOTICE = "hist_notice"
@@ -44,17 +44,16 @@ def _table(rows: list[dict]) -> None:
 
 
 def _export(store, rows: list[dict]) -> None:
+    """CSV and JSONL of the listed runs, built only when a button is clicked (the JSONL holds
+    every full trace, too much to build on each rerun)."""
     left, right, _ = st.columns([1, 1, 3])
-    try:
-        csv_text = store.export_runs(rows, fmt="csv")
-        jsonl_text = store.export_runs(rows, fmt="jsonl")
-    except Exception as exc:
-        st.error(f"Export failed: {exc}")
-        return
-    left.download_button("Export CSV", csv_text.encode("utf-8"), file_name="runs.csv",
-                         mime="text/csv", key="export_csv", on_click="ignore")
-    right.download_button("Export JSONL", jsonl_text.encode("utf-8"), file_name="runs.jsonl",
-                          mime="application/jsonl", key="export_jsonl", on_click="ignore")
+    listed = [dict(r) for r in rows]
+    left.download_button("Export CSV", lambda: store.export_runs(listed, fmt="csv"),
+                         file_name="runs.csv", mime="text/csv", key="export_csv",
+                         on_click="ignore")
+    right.download_button("Export JSONL", lambda: store.export_runs(listed, fmt="jsonl"),
+                          file_name="runs.jsonl", mime="application/jsonl", key="export_jsonl",
+                          on_click="ignore")
 
 
 def _check_sql(run, sql: str) -> tuple[bool, str]:

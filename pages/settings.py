@@ -86,7 +86,6 @@ def _apply(provider: str, base_url: str, model: str, api_key: str, temperature: 
         ui_state.set_llm_overrides(previous)
         st.session_state[NOTICE] = ("error", f"Not applied: {exc}")
         return
-    st.session_state.pop("set_api_key", None)  # do not keep the typed key in a widget value
     st.session_state[NOTICE] = ("success", f"Applied for this session: {settings.describe()}.")
     st.rerun()
 

@@ -55,8 +55,8 @@ def selection_from_rows(frame: pd.DataFrame) -> dict:
 
 def _editors(event: StepEvent) -> list[str]:
     modes = []
-    if isinstance(event.data.get("selection"), dict):
-        modes.append("Selection")
+    if "selection" in event.data and isinstance(event.data["selection"], (dict, type(None))):
+        modes.append("Selection")  # None: the whole schema (the Selector did not prune)
     if "sql" in event.data and isinstance(event.data.get("sql"), (str, type(None))):
         modes.append("SQL")
     modes.append("JSON")
@@ -107,8 +107,9 @@ def _edit(event: StepEvent, mode: str, key: str, table_names: list[str]) -> tupl
         data["sql"] = text.strip() or None
         return data, None if text.strip() else "The SQL is empty."
     if mode == "Selection":
-        tables = table_names or list(data["selection"])
-        frame = st.data_editor(selection_rows(data["selection"], tables), hide_index=True,
+        current = data["selection"] or {t: KEEP_ALL for t in table_names}
+        tables = table_names or list(current)
+        frame = st.data_editor(selection_rows(current, tables), hide_index=True,
                                disabled=["table"], key=f"resume_sel_{key}",
                                column_config={"keep": st.column_config.CheckboxColumn("keep"),
                                               "columns": st.column_config.TextColumn(

@@ -133,9 +133,6 @@ def render_review(parsed: dict) -> None:
     colour = "green" if verdict.lower().startswith("approve") else "orange"
     st.markdown(f"**Verdict:** :{colour}[{verdict}]"
                 + (f" · round {parsed['round']}" if parsed.get("round") else ""))
-    if parsed.get("reviewer") or parsed.get("expertise"):
-        st.caption(" — ".join(str(x) for x in (parsed.get("reviewer"), parsed.get("expertise"))
-                              if x))
     if parsed.get("comment"):
         st.markdown(f"> {parsed['comment']}")
 
@@ -294,7 +291,8 @@ def render_event(event: StepEvent) -> None:
                     st.caption(call.error)
                 for message in call.messages:
                     st.caption(message.get("role", ""))
-                    st.code(str(message.get("content", "")), language=None, wrap_lines=True)
+                    st.code(str(message.get("content", "")), language=None, wrap_lines=True,
+                            height=320)
                 st.caption(f"raw output · {call.prompt_tokens:,} in / "
                            f"{call.completion_tokens:,} out tokens · {call.seconds:.1f} s"
                            + (" · cached" if call.cached else ""))
@@ -326,7 +324,7 @@ def _shows(parsed: Any, sql: str) -> bool:
 
 def _short(value: Any, limit: int = 160) -> str:
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    text = " ".join(text.split())
+    text = " ".join(text.split()) or "—"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

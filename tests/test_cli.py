@@ -72,7 +72,8 @@ def test_ask_streams_each_step_then_the_sql_and_the_result(db_path, scripted_llm
                       "[2] Decomposer", "Sub question 1: Books by Le Guin?",
                       "[3] Refiner", "error (OperationalError): no such table: authors",
                       "repair 1:", "[4] Refiner", "the SQL runs and returns 2 row(s)",
-                      "Final SQL:", "title\n-----", "Lathe of Heaven", "The Dispossessed", "(2 rows)"]
+                      "Final SQL:", "title\n-----", "Lathe of Heaven", "The Dispossessed",
+                      "(2 rows)"]
     positions = [out.index(text) for text in expected_order]
     assert positions == sorted(positions), out
     assert "model call(s)" in out and "tokens" in out
@@ -121,7 +122,7 @@ def test_a_failed_run_prints_the_steps_and_one_error_line(db_path, scripted_llm,
     assert_one_error_line(err, "Decomposer", "could not be parsed")
 
 
-# -- bad input: one line, no traceback --------------------------------------------------------------
+# -- bad input: one line, no traceback -------------------------------------------------------------
 def _closed_port_url() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -193,7 +194,7 @@ def test_the_module_entry_point_never_shows_a_traceback(tmp_path, scripted_llm):
     assert_one_error_line(missing.stderr, "no such file")
 
 
-# -- schema, compare, model, plug-ins ---------------------------------------------------------------
+# -- schema, compare, model, plug-ins --------------------------------------------------------------
 def test_schema_prints_the_macsql_form_and_the_ddl(db_path, capsys):
     assert cli.main(["schema", "--db", db_path]) == 0
     out = capsys.readouterr().out
@@ -251,3 +252,30 @@ def test_command_modules_plug_in_and_missing_ones_are_skipped(monkeypatch, capsy
     monkeypatch.setattr(cli, "COMMAND_MODULES", ["not_installed.command", "tests_fake_command"])
     assert cli.main(["hello", "--name", "there"]) == 0
     assert capsys.readouterr().out.strip() == "hello there"
+
+
+def test_render_event_shows_the_selectors_choices_and_a_give_up():
+    from agents.events import LLMCall, StepEvent
+
+    tables = [
+        {"table": "book", "decision": "keep_all", "kept": ["book_id", "title"], "dropped": []},
+        {"table": "author", "decision": "columns", "kept": ["author_id", "name"],
+         "dropped": ["country"]},
+        {"table": "loan", "decision": "drop_all", "kept": [], "dropped": ["loan_id"]}]
+    selector = StepEvent(
+        index=0, step="selector", agent="Selector", parsed={"used": True, "tables": tables},
+        notes=["ignored unknown table 'ghost'"],
+        calls=[LLMCall(messages=[], prompt_tokens=120, completion_tokens=30)], seconds=2.0)
+    lines = cli.render_event(selector)
+    assert lines[:3] == ["  keep book (all columns)",
+                         "  keep author: author_id, name (dropped 1 column(s))",
+                         "  drop loan"]
+    assert "  note: ignored unknown table 'ghost'" in lines
+    assert lines[-1] == "  (1 model call(s), 120+30 tokens, 2.0 s)"
+
+    gave_up = StepEvent(index=5, step="refiner", agent="Refiner", sql="SELECT x FROM t",
+                        parsed={"status": "gave_up", "error": "no such column: x",
+                                "error_class": "OperationalError", "attempt": 3})
+    text = "\n".join(cli.render_event(gave_up))
+    assert "still failing (OperationalError): no such column: x" in text
+    assert "SQL:" not in text

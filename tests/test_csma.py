@@ -9,11 +9,11 @@ import sqlite3
 import pytest
 
 from agents.database import open_database
-from agents.engine import resume_run, run_to_end, start_run
+from agents.engine import ParseError, resume_run, run_to_end, start_run
+from agents.paths import SAMPLE_DBS
 from agents.pipelines.csma import PIPELINE
 from agents.pipelines.csma import schema_ops as ops
 from agents.pipelines.csma.answers import parse_check, parse_extraction
-from agents.engine import ParseError
 
 # Table/column names are distinct words, so a name found in a prompt can only come from the
 # schema; value examples are chosen not to collide with any name.
@@ -21,7 +21,8 @@ FLEET_SQL = """
 CREATE TABLE harbors (harbor_id INTEGER PRIMARY KEY, harbor_title TEXT, coastline TEXT);
 CREATE TABLE vessels (vessel_id INTEGER PRIMARY KEY, hull_name TEXT, tonnage INTEGER,
                       home_harbor_id INTEGER REFERENCES harbors(harbor_id));
-CREATE TABLE voyages (voyage_id INTEGER PRIMARY KEY, vessel_id INTEGER REFERENCES vessels(vessel_id),
+CREATE TABLE voyages (voyage_id INTEGER PRIMARY KEY,
+                      vessel_id INTEGER REFERENCES vessels(vessel_id),
                       departed_on TEXT, cargo_kind TEXT);
 CREATE TABLE crew_members (crew_id INTEGER PRIMARY KEY,
                            vessel_id INTEGER REFERENCES vessels(vessel_id),
@@ -229,7 +230,7 @@ def script_two_rounds(scripted_llm, second_verdict: str):
 
 def test_run_stops_at_the_first_positive_check(fleet, llm, scripted_llm):
     script_two_rounds(scripted_llm, "correct")
-    run = run_csma(fleet, llm)
+    run = run_csma(fleet, llm, delta=3)
     assert run.status == "done", run.error
     assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "check:2"]
     assert [e.agent for e in run.events[1:]] == ["Agent 1"] * 2 + ["Agent 2"] * 2
@@ -238,7 +239,7 @@ def test_run_stops_at_the_first_positive_check(fleet, llm, scripted_llm):
     data = run.events[-1].data
     assert data["stop_reason"] == "Agent 2 judged the SQL correct"
     assert data["checks"][0]["verdict"] == "positive" and data["checks"][0]["sql_by"] == 1
-    # delta=3 retention: the primary key first, then table order
+    # retention to delta=3 columns: the primary key first, then table order
     first = run.events[1].parsed
     assert first["extracted"] == [{"table": "vessels", "columns": ["vessel_id", "hull_name",
                                                                   "tonnage"],
@@ -287,6 +288,30 @@ def test_agent_that_extracts_nothing_writes_no_sql_and_the_next_agent_goes_on(fl
     assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "generate:2",
                              "extract:1", "check:1"]
     assert run.events[2].status == "skipped"
+    assert run.final_sql == GOOD_SQL
+
+
+def test_more_agents_than_tables_gives_one_table_each(fleet, llm, scripted_llm):
+    scripted_llm.push(extraction({"harbors": ["harbor_title"]}),
+                      sql_block("SELECT harbor_title FROM harbors"))
+    run = run_csma(fleet, llm, n_agents=6, max_rounds=1)
+    assert run.status == "done", run.error
+    assert run.events[0].data["n_agents"] == 4
+    assert any("4 agent(s) instead of 6" in n for n in run.events[0].notes)
+
+
+def test_decompose_strategy_uses_the_sub_question_prompt(fleet, llm, scripted_llm):
+    scripted_llm.push(extraction({"vessels": ["hull_name"], "voyages": ["cargo_kind"]}),
+                      "Sub question 1: Which voyages did Aurora make?\nSQL\n"
+                      + sql_block(GOOD_SQL) + "\nQuestion Solved.")
+    run = run_csma(fleet, llm, partition='[["vessels", "voyages"], ["harbors", "crew_members"]]',
+                   generation="decompose", max_rounds=1)
+    assert run.status == "done", run.error
+    parsed = run.events[-1].parsed
+    assert parsed["strategy"] == "decompose"
+    assert parsed["sub_questions"] == [{"question": "Which voyages did Aurora make?",
+                                        "sql": GOOD_SQL}]
+    assert "Decompose the question" in scripted_llm.requests[-1]["messages"][-1]["content"]
     assert run.final_sql == GOOD_SQL
 
 
@@ -384,7 +409,7 @@ def test_no_agent_ever_sees_another_agents_private_schema(fleet, llm, scripted_l
 
 @pytest.mark.real_model
 def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_dbs, real_llm):
-    questions = json.loads((sample_dbs / "questions.json").read_text())
+    questions = json.loads((SAMPLE_DBS / "questions.json").read_text())
     shop = questions["databases"]["shop"]
     item = next(q for q in shop["questions"] if q["difficulty"] == "easy"
                 and "cancelled" in q["question"])

@@ -74,7 +74,7 @@ def run(db, llm, question="How many singers are from France?", **params):
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params or None))
 
 
-# -- Selector ---------------------------------------------------------------------------------------
+# -- Selector --------------------------------------------------------------------------------------
 def test_selector_is_skipped_on_a_small_schema(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("How many singers are from France?",
@@ -175,14 +175,15 @@ def test_use_selector_forces_the_choice(mode, expected, small_db, wide_db, llm, 
     assert len(requests_for(scripted_llm, SELECTOR)) == (1 if mode == "always" else 0)
 
 
-# -- Decomposer -------------------------------------------------------------------------------------
+# -- Decomposer ------------------------------------------------------------------------------------
 def test_decomposer_parses_sub_questions_and_takes_the_last_sql():
     text = decomposition(
         ("Which singers are from France?", "SELECT singer_id FROM singer WHERE country = 'France'"),
         ("How many concerts did they give?",
          "SELECT COUNT(*) FROM concert WHERE singer_id IN (\n"
          "  SELECT singer_id FROM singer WHERE country = 'France')"),
-    ) + "\n==========\n[Database schema]\n# Table: x\nSub question 1: invented\n```sql\nSELECT 9\n```"
+    ) + ("\n==========\n[Database schema]\n# Table: x\n"
+         "Sub question 1: invented\n```sql\nSELECT 9\n```")
     parsed = decomposer.parse_answer(text)
     assert [p["question"] for p in parsed["sub_questions"]] == [
         "Which singers are from France?", "How many concerts did they give?"]
@@ -230,7 +231,7 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
     assert "# Table: t2" not in decomposer_prompt
 
 
-# -- Refiner ----------------------------------------------------------------------------------------
+# -- Refiner ---------------------------------------------------------------------------------------
 def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("q", "SELECT COUNT(*) FROM singers WHERE country = 'France'")))
@@ -300,7 +301,7 @@ def test_empty_result_refinement_can_be_switched_off(refine_empty, small_db, llm
         assert requests_for(scripted_llm, REFINER) == []
 
 
-# -- resuming ---------------------------------------------------------------------------------------
+# -- resuming --------------------------------------------------------------------------------------
 def test_resume_from_the_decomposer_with_an_edited_selection(wide_db, llm, scripted_llm):
     scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all", "t1": "keep_all"}))
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
@@ -339,7 +340,7 @@ def test_resume_from_the_refiner_with_edited_sql(small_db, llm, scripted_llm):
     assert second.result["rows"] == [[2]]
 
 
-# -- the embedded model -----------------------------------------------------------------------------
+# -- the embedded model ----------------------------------------------------------------------------
 @pytest.mark.real_model
 def test_macsql_answers_a_simple_count_with_the_embedded_model(real_llm, sample_dbs):
     db = open_database(sample_dbs / "shop.sqlite")

@@ -340,6 +340,7 @@ def test_program_of_thoughts_writer_prompt_and_reply(db, llm, scripted_llm):
 
 @pytest.mark.parametrize("text, verdict, comment", [
     ("COMMENT: Missing a filter.\nVERDICT: revise", "revise", "Missing a filter."),
+    ("VERDICT: revise\nCOMMENT: Join the concert table.", "revise", "Join the concert table."),
     ("**Comment:** All good.\n\n**Verdict:** **Approve**", "approve", "All good."),
     ("The SQL is correct, I approve it.", "approve", "The SQL is correct, I approve it."),
     ("It needs revision: join the concert table.", "revise",
@@ -361,6 +362,8 @@ def test_personas_come_from_the_papers_dictionary_or_a_list():
     assert parse_personas('[{"name": "Ana", "description": "joins"}, {"name": "Ana", '
                           '"expertise": "filters"}]') == [
         {"name": "Ana", "expertise": "joins"}, {"name": "Ana (2)", "expertise": "filters"}]
+    with pytest.raises(ParseError, match="placeholders"):
+        parse_personas('{"Reviewer A": "Data Analyst in <the domain of the database>"}')
 
 
 def test_writer_reply_separates_reasoning_from_sql():

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+TIMEOUT = 30  # seconds per AppTest run
+
 
 def sqlite_bytes(tmp_path: Path, sql: str, name: str = "mine.sqlite") -> bytes:
     """The bytes of a fresh SQLite file built from ``sql``."""

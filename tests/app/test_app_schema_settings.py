@@ -90,19 +90,26 @@ def test_test_connection_reports_model_and_latency(app):
     assert "scripted-model" in ok.value and " s." in ok.value
 
 
-def test_test_connection_reports_an_unreachable_endpoint(app, isolated_studio):
+def test_a_typed_key_is_applied_but_never_stored(app, app_env, isolated_studio):
+    secret = "sk-session-only-123456789"
     app.switch_page("pages/settings.py").run()
-    app.session_state["llm_overrides"] = {"provider": "openai",
-                                          "base_url": "http://127.0.0.1:9/v1",
-                                          "api_key": "sk-session-only-123456789"}
-    app.run()
+    app.radio(key="set_provider").set_value("openai")
+    app.text_input(key="set_base_url").input("http://127.0.0.1:9/v1")
+    app.text_input(key="set_api_key").input(secret)
+    button(app, "Apply for this session").click().run()
+    assert not app.exception and errors(app) == []
+    assert app.session_state["llm_overrides"]["api_key"] == secret
     app.button(key="set_test").click().run()
     [message] = errors(app)
-    assert message.startswith("Connection failed:")
-    assert "sk-session-only-123456789" not in message
-    for path in isolated_studio.rglob("*"):  # the session key is never written anywhere
+    assert message.startswith("Connection failed:") and secret not in message
+    app.text_input(key="set_base_url").input(app_env.base_url)
+    button(app, "Apply for this session").click().run()
+    app.button(key="set_test").click().run()
+    assert errors(app) == [] and "scripted-model" in app.success[-1].value
+    assert app_env.requests == []  # the test asks for the model list, never a completion
+    for path in isolated_studio.rglob("*"):  # the key is never written anywhere
         if path.is_file():
-            assert b"sk-session-only-123456789" not in path.read_bytes()
+            assert secret.encode() not in path.read_bytes()
 
 
 def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from app_helpers import sqlite_bytes
-from conftest import APP, TIMEOUT
+from app_helpers import APP, TIMEOUT, sqlite_bytes
 
 
 def _trace_script():

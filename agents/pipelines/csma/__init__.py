@@ -71,7 +71,7 @@ class CSMA(Pipeline):
         ParamSpec("partition", "", 'optional JSON mapping agent numbers to their tables, e.g. '
                   '{"1": ["orders", "customers"], "2": ["products"]}; every table exactly once',
                   kind="str"),
-        ParamSpec("delta", 3, "retention threshold: minimum columns kept per extracted table",
+        ParamSpec("delta", 4, "retention threshold: minimum columns kept per extracted table",
                   min=0, max=50),
         ParamSpec("max_rounds", 3, "rounds before stopping without a positive check",
                   min=1, max=10),

@@ -1,7 +1,10 @@
 """What the DEA-SQL agents share: prompt files, the question's schema view and SQL answers.
 
-Every agent after the information filter sees the same sub-schema text, rendered once per
-selection, so consecutive prompts repeat it byte for byte.
+Every agent after the information filter sees the same sub-schema text (rendered the same way
+from the same selection), and every prompt puts its fixed instructions first, then the schema,
+then the question, so the local server can reuse the key/value cache of a repeated prefix.
+The SQL generation prompt is the exception by design: the paper's structure starts with the
+few-shot examples, which differ per question.
 """
 
 from __future__ import annotations

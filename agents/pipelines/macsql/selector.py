@@ -34,9 +34,6 @@ ANSWER_SCHEMA = {
     },
 }
 
-SELECTOR_MAX_TOKENS = 512
-
-
 def needs_selection(schema, max_avg_columns: int, max_columns: int) -> bool:
     """The reference implementation's rule: prune unless the schema is small on both counts."""
     tables, columns = schema_size(schema)
@@ -160,8 +157,7 @@ def run(ctx: StepContext) -> str:
     prompt = render(load(str(HERE), "selector"), db_id=schema.db_name or ctx.db.name,
                     desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
                     evidence=evidence_text(ctx.evidence))
-    answer = ctx.ask(user_message(prompt), parse=parse_answer, json_schema=ANSWER_SCHEMA,
-                     max_tokens=SELECTOR_MAX_TOKENS)
+    answer = ctx.ask(user_message(prompt), parse=parse_answer, json_schema=ANSWER_SCHEMA)
     selection, rows, notes = resolve(schema, answer)
     for note in notes:
         ctx.note(note)
