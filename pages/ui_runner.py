@@ -51,6 +51,7 @@ class RunJob:
     detached: bool = False
     started_at: float = field(default_factory=time.time)
     thread: threading.Thread | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)  # worker vs. Stop
 
     @property
     def finished(self) -> bool:
@@ -66,16 +67,19 @@ def start_job(job: RunJob, items: Callable[[], Iterator], save: Callable[[Run], 
     def work() -> None:
         try:
             for item in items():
-                if job.detached:
-                    return
-                job.items.append(item)
-                if isinstance(item, RunFinished):
-                    job.run = item.run
+                with job.lock:
+                    if job.detached:
+                        return
+                    job.items.append(item)
+                    if isinstance(item, RunFinished):
+                        job.run = item.run
         except Exception as exc:  # the engine turns step failures into events; this is a bug
             job.failure = f"The run crashed: {exc.__class__.__name__}: {exc}"
             traceback.print_exc()
             return
-        if job.run is not None and not job.detached:
+        with job.lock:
+            finished_here = job.run is not None and not job.detached
+        if finished_here:
             _save(job, save)
 
     job.thread = threading.Thread(target=work, name=f"run-{job.pipeline.name}", daemon=True)
@@ -95,9 +99,10 @@ def stop_job(job: RunJob, save: Callable[[Run], None]) -> Run:
     job.cancel.set()
     if job.thread is not None:
         job.thread.join(timeout=0.5)  # a step between model calls stops almost at once
-    if job.run is not None:
-        return job.run
-    job.detached = True
+    with job.lock:
+        if job.run is not None:
+            return job.run
+        job.detached = True
     kept = list(job.base_events)
     all_events = kept + [i for i in list(job.items) if isinstance(i, StepEvent)]
     data = all_events[-1].data if all_events else {}

@@ -6,6 +6,13 @@ database and this SQL -- comment on the SQL and its result table. The writer reb
 and the loop ends at consensus: the writer returns the same SQL as in the previous round (the
 paper's rule). It also ends when every reviewer approves (``stop_on_approval``, on by default:
 the writer would have nothing to revise, and it saves a model call) or at ``max_rounds``.
+
+The prompts are the paper's (Appendix A.6: CoT writer, PoT writer, invitation) with an answer
+format added. Where the paper is silent or a 1.5B model needs it: the reviewer prompt is written
+from the paper's description (schema, question, SQL, result table, persona); the persona comes
+last instead of in the system prompt, so all reviewers of a round share one cached prompt prefix;
+the invitation's example uses placeholders because a small model copies a concrete example
+verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ class R3Pipeline(Pipeline):
     description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
                    "comment on it and its result; the writer rebuts or revises until it keeps "
                    "the same SQL (consensus).")
-    paper = ("R³: \"This is My SQL, Are You With Me?\" A Consensus-Based Multi-Agent System "
-             "for Text-to-SQL Tasks")
+    paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
+             "Multi-Agent System for Text-to-SQL Tasks")
     params = [
         ParamSpec("writer_style", "cot", "SQL-Writer prompting: chain of thought (cot) or "
                   "program of thoughts, Python before SQL (pot; the paper's best setting)",

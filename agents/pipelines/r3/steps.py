@@ -77,18 +77,12 @@ def ask_writer(ctx: StepContext, new_message: str | None):
     else:
         messages = dialogue.writer_messages(first, ctx.data["dialogue"], new_message,
                                             ctx.params["history_turns"])
-    answer: dict = {}
-
-    def parse(text: str):
-        reply = parse_writer_reply(text)
-        answer["text"] = text
-        return reply
-
-    reply = ctx.ask(messages, parse=parse, max_tokens=WRITER_MAX_TOKENS)
+    reply, raw = ctx.ask(messages, parse=lambda text: (parse_writer_reply(text), text),
+                         max_tokens=WRITER_MAX_TOKENS)
     if new_message is None:
-        ctx.data["dialogue"] = [{"role": "assistant", "content": answer["text"]}]
+        ctx.data["dialogue"] = [{"role": "assistant", "content": raw}]
     else:
-        ctx.data["dialogue"] = dialogue.extend(ctx.data["dialogue"], new_message, answer["text"])
+        ctx.data["dialogue"] = dialogue.extend(ctx.data["dialogue"], new_message, raw)
     return reply
 
 

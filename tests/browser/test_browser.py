@@ -1,0 +1,160 @@
+"""The app in a real browser: upload, ask, watch the agents, edit, accept, annotate, export.
+
+Headless Debian Chromium drives ``streamlit run app.py``; the model is the scripted
+OpenAI-compatible server (each answer delayed, so agent steps are visibly in progress before the
+run ends). Screenshots of every page are saved under ``test-artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+
+from conftest import screenshot
+
+pytestmark = pytest.mark.browser
+
+STEP_DELAY = 1.5  # seconds per scripted model answer
+
+SELECTOR_ANSWER = '```json\n{"orders": "keep_all", "customers": "keep_all"}\n```'
+DECOMPOSER_ANSWER = """Subquestion 1: Which orders were cancelled?
+SQL
+```sql
+SELECT order_id FROM orders WHERE status = 'cancelled'
+```
+Subquestion 2: How many orders were cancelled?
+SQL
+```sql
+SELECT COUNT(*) AS cancelled_orders FROM orders WHERE status = 'cancelled'
+```
+Question Solved."""
+
+
+def _idle(page, timeout: float = 60_000) -> None:
+    """Wait until the Streamlit script run has finished."""
+    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
+                           timeout=timeout)
+
+
+def _nav(page, url: str, path: str) -> None:
+    page.goto(f"{url}/{path}")
+    page.wait_for_selector("[data-testid=stApp]")
+    page.locator("[data-testid=stSidebarNav]").wait_for()
+    page.wait_for_timeout(500)
+    _idle(page)
+
+
+@pytest.fixture
+def scripted(browser_llm):
+    browser_llm.clear()
+    browser_llm.when("database administrator",
+                     {"content": SELECTOR_ANSWER, "delay": STEP_DELAY})
+    browser_llm.when("decompose the question",
+                     {"content": DECOMPOSER_ANSWER, "delay": STEP_DELAY})
+    return browser_llm
+
+
+def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_dbs, tmp_path):
+    upload = tmp_path / "my_shop.sqlite"
+    shutil.copy(sample_dbs / "shop.sqlite", upload)
+    before = upload.read_bytes()
+
+    # -- Ask: upload a database -----------------------------------------------------------------
+    _nav(page, app_url, "")
+    page.get_by_role("button", name="Run", exact=True).wait_for()
+    _idle(page)
+    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(upload))
+    page.locator("strong", has_text="my_shop").first.wait_for()  # the summary of the upload
+    _idle(page)
+    # Table names and row counts are shown at once (inside a data grid: its cells are
+    # accessible elements, drawn on a canvas, so they are attached rather than visible).
+    page.get_by_text("order_items").first.wait_for(state="attached")
+    screenshot(page, "01-ask-uploaded")
+
+    # -- ask a question, watch the agents work ------------------------------------------------------
+    question = page.get_by_label("Question")
+    question.fill("How many orders were cancelled?")
+    question.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    # While the run is going, the first agent's status block is already on the page.
+    first_status = page.locator("[data-testid=stExpander]").filter(has_text="Selector").first
+    first_status.wait_for(timeout=30_000)
+    assert page.locator("[data-testid=stApp]").get_attribute("data-test-script-state") == "running"
+    screenshot(page, "02-ask-running")
+    page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
+    _idle(page)
+    for agent in ("Selector", "Decomposer", "Refiner"):
+        assert page.locator("[data-testid=stExpander]").filter(has_text=agent).count() >= 1
+    page.get_by_text("cancelled_orders").first.wait_for(state="attached")
+    screenshot(page, "03-ask-answered")
+
+    # -- edit the SQL and run it again --------------------------------------------------------------
+    editor = page.get_by_label("Final SQL (you can edit it)")
+    editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
+    editor.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run edited SQL").click()
+    _idle(page)
+    page.get_by_role("gridcell", name="delivered").first.wait_for(state="attached")
+    # A write statement is refused with a clear reason and the file is untouched.
+    editor.fill("DELETE FROM orders")
+    editor.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run edited SQL").click()
+    _idle(page)
+    page.get_by_text("not allowed").first.wait_for()
+    editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
+    editor.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run edited SQL").click()
+    _idle(page)
+    page.get_by_role("gridcell", name="delivered").first.wait_for(state="attached")
+    page.get_by_role("button", name="Accept").first.click()
+    _idle(page)
+    page.get_by_text("Accepted").first.wait_for()
+    screenshot(page, "04-ask-edited-accepted")
+    assert upload.read_bytes() == before
+
+    # -- History: open the run, annotate, export ------------------------------------------------------
+    _nav(page, app_url, "history")
+    page.get_by_text("How many orders were cancelled?").first.wait_for()
+    screenshot(page, "05-history")
+    opener = page.locator("[data-testid=stSelectbox]").filter(has_text="Open a run").first
+    opener.click()
+    page.get_by_role("option").filter(has_text="How many orders were cancelled?").first.click()
+    _idle(page)
+    page.get_by_text("Decomposer").first.wait_for()
+    page.get_by_text("incorrect", exact=True).first.click()
+    page.get_by_label("Notes").fill("counted all cancelled orders; the user meant 2024 only")
+    page.get_by_role("button", name="Save annotation").click()
+    _idle(page)
+    page.get_by_text("saved").first.wait_for()
+    screenshot(page, "06-history-annotated")
+
+    with page.expect_download() as csv_download:
+        page.get_by_role("button", name="CSV").first.click()
+    rows = list(csv.DictReader(io.StringIO(open(csv_download.value.path()).read())))
+    mine = [r for r in rows if r["question"] == "How many orders were cancelled?"]
+    assert mine and mine[0]["verdict"] == "incorrect"
+    with page.expect_download() as jsonl_download:
+        page.get_by_role("button", name="JSONL").first.click()
+    lines = [json.loads(line) for line in open(jsonl_download.value.path()) if line.strip()]
+    assert any(entry["run"]["question"] == "How many orders were cancelled?" for entry in lines)
+
+
+@pytest.mark.parametrize("path,expect", [
+    ("schema", "Foreign keys"),
+    ("compare", "Compare"),
+    ("benchmark", "Benchmark"),
+    ("settings", "Test connection"),
+])
+def test_every_page_renders(page, app_url, path, expect):
+    _nav(page, app_url, path)
+    page.get_by_text(expect).first.wait_for()
+    assert page.locator("[data-testid=stException]").count() == 0
+    screenshot(page, f"page-{path}")
