@@ -103,12 +103,26 @@ def browser(chromium_path):
         b.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.rep_call = report
+
+
 @pytest.fixture
-def page(browser):
+def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     pg = context.new_page()
     pg.set_default_timeout(30_000)
     yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:  # what the page showed when the test failed
+        try:
+            screenshot(pg, f"FAILED-{request.node.name}")
+        except Exception:
+            pass
     context.close()
 
 
@@ -116,9 +130,9 @@ def screenshot(page, name: str) -> Path:
     """Save a screenshot of the whole app (grown to its content height) as a test artifact."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate(
-        "() => Math.max(...Array.from(document.querySelectorAll("
-        "'[data-testid=stMain], section.main, [data-testid=stAppViewContainer] *'))"
-        ".slice(0, 400).map(e => e.scrollHeight || 0), 1000)")
+        "() => Array.from(document.querySelectorAll('[data-testid=stMain], "
+        "[data-testid=stMainBlockContainer], [data-testid=stAppViewContainer], "
+        "[data-testid=stSidebarContent]')).reduce((m, e) => Math.max(m, e.scrollHeight || 0), 1000)")
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 80, 8000)})
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)

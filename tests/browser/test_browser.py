@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 
 import pytest
@@ -76,31 +77,33 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     screenshot(page, "01-ask-uploaded")
 
     # -- ask a question, watch the agents work ------------------------------------------------------
-    question = page.get_by_label("Question")
+    question = page.get_by_role("textbox", name="Question", exact=True)
     question.fill("How many orders were cancelled?")
     question.press("Tab")
     _idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
     # While the run is going, the first agent's status block is already on the page.
-    first_status = page.locator("[data-testid=stExpander]").filter(has_text="Selector").first
-    first_status.wait_for(timeout=30_000)
-    assert page.locator("[data-testid=stApp]").get_attribute("data-test-script-state") == "running"
+    # While the run is going, the first agent's status block is on the page, marked running,
+    # and the second agent has not answered yet.
+    page.get_by_text(re.compile(r"1\. Selector.*running")).first.wait_for(timeout=30_000)
+    assert page.get_by_text(re.compile(r"2\. Decomposer.*tokens")).count() == 0
     screenshot(page, "02-ask-running")
+    page.get_by_text(re.compile(r"2\. Decomposer")).first.wait_for(timeout=30_000)
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)
-    for agent in ("Selector", "Decomposer", "Refiner"):
-        assert page.locator("[data-testid=stExpander]").filter(has_text=agent).count() >= 1
+    for heading in ("1. Selector", "2. Decomposer", "3. Refiner"):
+        assert page.get_by_text(heading).count() >= 1
     page.get_by_text("cancelled_orders").first.wait_for(state="attached")
     screenshot(page, "03-ask-answered")
 
     # -- edit the SQL and run it again --------------------------------------------------------------
-    editor = page.get_by_label("Final SQL (you can edit it)")
+    editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
     editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
     editor.press("Tab")
     _idle(page)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
-    page.get_by_role("gridcell", name="delivered").first.wait_for(state="attached")
+    page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
     # A write statement is refused with a clear reason and the file is untouched.
     editor.fill("DELETE FROM orders")
     editor.press("Tab")
@@ -113,7 +116,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     _idle(page)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
-    page.get_by_role("gridcell", name="delivered").first.wait_for(state="attached")
+    page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
     page.get_by_role("button", name="Accept").first.click()
     _idle(page)
     page.get_by_text("Accepted").first.wait_for()
@@ -122,7 +125,8 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
 
     # -- History: open the run, annotate, export ------------------------------------------------------
     _nav(page, app_url, "history")
-    page.get_by_text("How many orders were cancelled?").first.wait_for()
+    page.locator("[role=gridcell]", has_text="How many orders were cancelled?").first.wait_for(
+        state="attached")
     screenshot(page, "05-history")
     opener = page.locator("[data-testid=stSelectbox]").filter(has_text="Open a run").first
     opener.click()
@@ -130,19 +134,19 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     _idle(page)
     page.get_by_text("Decomposer").first.wait_for()
     page.get_by_text("incorrect", exact=True).first.click()
-    page.get_by_label("Notes").fill("counted all cancelled orders; the user meant 2024 only")
+    page.get_by_role("textbox", name="Notes", exact=True).fill("counted all cancelled orders; the user meant 2024 only")
     page.get_by_role("button", name="Save annotation").click()
     _idle(page)
     page.get_by_text("saved").first.wait_for()
     screenshot(page, "06-history-annotated")
 
     with page.expect_download() as csv_download:
-        page.get_by_role("button", name="CSV").first.click()
+        page.get_by_role("button", name="Export CSV").click()
     rows = list(csv.DictReader(io.StringIO(open(csv_download.value.path()).read())))
     mine = [r for r in rows if r["question"] == "How many orders were cancelled?"]
     assert mine and mine[0]["verdict"] == "incorrect"
     with page.expect_download() as jsonl_download:
-        page.get_by_role("button", name="JSONL").first.click()
+        page.get_by_role("button", name="Export JSONL").click()
     lines = [json.loads(line) for line in open(jsonl_download.value.path()) if line.strip()]
     assert any(entry["run"]["question"] == "How many orders were cancelled?" for entry in lines)
 
