@@ -110,6 +110,32 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-cache", action="store_true", help="do not use cached answers")
 
 
+def add_examples_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--examples", metavar="PATH", default=None,
+                        help="Spider-format JSON of few-shot examples (e.g. Spider's train.json; "
+                             "default: $STUDIO_EXAMPLES); answers accepted in the app for this "
+                             "database are always used")
+
+
+def example_services(args: argparse.Namespace, db) -> dict:
+    """The few-shot example bank for a run on ``db`` (used by DEA-SQL and R3)."""
+    import os
+
+    from .example_bank import ExampleBankError, bank_for, load_imported
+    from .store import Store, StoreError
+
+    path = getattr(args, "examples", None) or os.environ.get("STUDIO_EXAMPLES")
+    try:
+        imported = load_imported(path) if path else []
+    except (ExampleBankError, OSError) as exc:
+        raise CLIError(f"the example file {path} could not be loaded: {exc}") from None
+    try:
+        store = Store()
+    except StoreError:
+        store = None
+    return {"examples": bank_for(db, store, imported)}
+
+
 def make_llm(args: argparse.Namespace):
     """The LLM client from the settings, with the command-line overrides applied."""
     from .config import load_settings
@@ -198,6 +224,7 @@ def _register_ask(sub) -> None:
                    help="result rows to show (default: 20)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="time limit per SQL query in seconds (default: 10)")
+    add_examples_option(p)
     add_llm_options(p)
     p.set_defaults(func=cmd_ask)
 
@@ -213,7 +240,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     run = None
     cancel = threading.Event()
     items = start_run(pipeline, question, db, llm, evidence=args.evidence, params=params,
-                      limits=limits, cancel=cancel)
+                      limits=limits, cancel=cancel, services=example_services(args, db))
     try:
         for item in items:
             if isinstance(item, RunFinished):
@@ -443,6 +470,7 @@ def _register_compare(sub) -> None:
                    help="result rows to show per pipeline (default: 5)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="time limit per SQL query in seconds (default: 10)")
+    add_examples_option(p)
     add_llm_options(p)
     p.set_defaults(func=cmd_compare)
 
@@ -467,7 +495,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"[{name}] {item.agent} {state} ({item.seconds:.1f} s){detail}", flush=True)
 
     result = compare(pipelines, question, db, llm, evidence=args.evidence,
-                     params_by_pipeline=params, on_item=show, limits=limits)
+                     params_by_pipeline=params, on_item=show, limits=limits,
+                     services=example_services(args, db))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:

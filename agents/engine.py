@@ -159,6 +159,11 @@ class StepContext:
         if sql is not None:
             self.event.sql = sql
 
+    def set_agent(self, agent: str) -> None:
+        """Name the agent of this step more precisely once it is known (e.g. a reviewer's
+        persona, chosen by an earlier step)."""
+        self.event.agent = agent
+
     def note(self, text: str) -> None:
         self.event.notes.append(text)
 

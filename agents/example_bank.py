@@ -453,3 +453,26 @@ def _read_json_list(path: str | Path, what: str) -> list:
     if not isinstance(data, list):
         raise ExampleBankError(f"{what} {p} must hold a JSON list")
     return data
+
+
+def load_imported(path: str | Path) -> list[Example]:
+    """Examples of a Spider-format file, with its sibling ``tables.json`` when there is one
+    (so schema mentions in the questions are masked like the queries' names)."""
+    path = Path(path)
+    tables = path.parent / "tables.json"
+    return ExampleBank.from_spider_json(path, tables_json=tables if tables.is_file() else None
+                                        ).examples
+
+
+def bank_for(db: Any, store: AcceptedSource | None = None,
+             imported: Iterable[Example] = ()) -> ExampleBank:
+    """The example bank a run on ``db`` uses: ``imported`` examples plus the answers accepted
+    for this database in ``store``. A store that cannot be read leaves the bank without them
+    rather than failing the run."""
+    bank = ExampleBank(imported)
+    if store is not None:
+        try:
+            bank.load_accepted(store, db.name, schema=db.schema)
+        except Exception:  # the examples are a help, never a reason for a run to fail
+            pass
+    return bank

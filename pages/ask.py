@@ -70,9 +70,10 @@ def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict
                            db_key=db_key, db_name=db.name, params=resolved,
                            model=getattr(llm, "model", ""))
     limits = ui_state.exec_limits()
+    services = ui_services.example_services(db)
     ui_runner.start_job(job, lambda: start_run(pipeline, question, db, llm, evidence=evidence,
                                                params=resolved, limits=limits,
-                                               cancel=job.cancel), _saver())
+                                               cancel=job.cancel, services=services), _saver())
     st.session_state[JOB] = job
 
 
@@ -99,9 +100,10 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
                            model=getattr(llm, "model", ""), parent_run_id=run.run_id,
                            resumed_from=request.from_index, base_events=kept)
     limits = ui_state.exec_limits()
+    services = ui_services.example_services(db)
     ui_runner.start_job(job, lambda: resume_run(pipeline, run, request.from_index, db, llm,
                                                 data=request.data, limits=limits,
-                                                cancel=job.cancel), _saver())
+                                                cancel=job.cancel, services=services), _saver())
     st.session_state[JOB] = job
 
 

@@ -51,6 +51,7 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
     params = {n: ui_state.pipeline_defaults(get_pipeline(n)) for n in names}
     limits = ui_state.exec_limits()
     store = ui_services.store()
+    services = ui_services.example_services(db)
     job = CompareJob(names=names, question=question, db_name=db.name)
 
     def work() -> None:
@@ -58,7 +59,7 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
             job_result = compare(names, question, db, llm, evidence=evidence,
                                  params_by_pipeline=params,
                                  on_item=lambda n, item: job.items.append((n, item)),
-                                 limits=limits, cancel=job.cancel)
+                                 limits=limits, cancel=job.cancel, services=services)
         except Exception as exc:
             job.failure = f"The comparison crashed: {exc.__class__.__name__}: {exc}"
             traceback.print_exc()

@@ -55,3 +55,30 @@ def llm_client(settings: Settings):
     client = make_client(settings)
     st.session_state[SESSION_CLIENT] = (fingerprint, client)
     return client
+
+
+
+@st.cache_resource(show_spinner="Loading the imported example bank…")
+def _imported_examples(path: str) -> list:
+    from agents.example_bank import load_imported
+
+    return load_imported(path)
+
+
+def example_services(db) -> dict:
+    """``services`` for a run on ``db``: a few-shot example bank made of this database's
+    accepted answers plus, when ``STUDIO_EXAMPLES`` names a Spider-format file (e.g. Spider's
+    ``train.json``), its examples. Pipelines without few-shot prompts simply ignore it.
+    """
+    import os
+
+    from agents.example_bank import bank_for
+
+    imported: list = []
+    path = os.environ.get("STUDIO_EXAMPLES")
+    if path:
+        try:
+            imported = _imported_examples(path)
+        except Exception as exc:  # a bad file must not stop the run
+            st.warning(f"The example file {path} could not be loaded: {exc}")
+    return {"examples": bank_for(db, store(), imported)}

@@ -297,3 +297,38 @@ def test_search_over_ten_thousand_examples_is_fast():
     median = timings[len(timings) // 2]
     assert median < 0.05, f"median search took {median * 1000:.1f} ms"
     assert build < 20, f"building took {build:.1f} s"
+
+
+def test_bank_for_a_database_combines_imported_and_accepted_examples(tmp_path, sample_dbs):
+    from agents.database import open_database
+    from agents.example_bank import bank_for, load_imported
+    from agents.store import Store
+
+    spider = tmp_path / "train.json"
+    spider.write_text(json.dumps([{"db_id": "zoo", "question": "How many animals are there?",
+                                   "query": "SELECT count(*) FROM animals"}]))
+    db = open_database(sample_dbs / "shop.sqlite")
+    store = Store(tmp_path / "studio.db")
+    store.accept(None, "How many customers live in Lyon?",
+                 "SELECT COUNT(*) FROM customers WHERE city = 'Lyon'", "shop")
+    store.accept(None, "How many loans are open?", "SELECT COUNT(*) FROM loans", "library")
+
+    bank = bank_for(db, store, load_imported(spider))
+    sqls = {e.sql for e in bank.examples}
+    assert "SELECT count(*) FROM animals" in sqls
+    assert "SELECT COUNT(*) FROM customers WHERE city = 'Lyon'" in sqls
+    assert "SELECT COUNT(*) FROM loans" not in sqls  # another database's answer
+    top = bank.search("How many customers live in Paris?", k=1)
+    assert top and "customers" in top[0].sql
+
+
+def test_bank_for_survives_an_unreadable_store(sample_dbs):
+    from agents.database import open_database
+    from agents.example_bank import bank_for
+
+    class BrokenStore:
+        def list_accepted(self, db_name=None):
+            raise OSError("disk gone")
+
+    bank = bank_for(open_database(sample_dbs / "shop.sqlite"), BrokenStore())
+    assert len(bank) == 0

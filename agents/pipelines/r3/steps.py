@@ -203,7 +203,7 @@ def review(ctx: StepContext) -> str | None:
     index = min(data.get("review_index", 0), len(personas) - 1)
     persona = personas[index]
     label = persona_label(persona)
-    ctx.event.agent = f"Reviewer: {label}"
+    ctx.set_agent(f"Reviewer: {label}")
     table = current_result_table(ctx)
     ctx.set_inputs(reviewer=persona["name"], expertise=persona["expertise"], sql=data["sql"],
                    round=data["round"])
