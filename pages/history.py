@@ -153,6 +153,11 @@ if notice:
     st.success(notice)
 filters = _filters(store)
 rows = store.list_runs(**filters, limit=500)
+wanted = st.session_state.get("hist_open")  # e.g. set by the Benchmark page's "open as a run"
+if wanted and not any(filters.values()) and wanted not in {r["run_id"] for r in rows}:
+    info = store.run_info(wanted)
+    if info is not None:  # older than the newest 500 runs: still openable
+        rows = [info] + rows
 if not rows:
     st.info("No saved runs match. Runs are saved here when they finish on the Ask or Compare "
             "page (or from the command line).")
