@@ -69,4 +69,5 @@ def real_llm():
     from agents.config import Settings
     from agents.llm import make_client
 
-    return make_client(Settings(provider="local", cache=False))
+    # A generous timeout: on a loaded 2-core machine one long prompt can take minutes.
+    return make_client(Settings(provider="local", cache=False, request_timeout=900.0))

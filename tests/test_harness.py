@@ -368,3 +368,26 @@ def test_eval_command_runs_serially_on_the_embedded_model(tiny, tmp_path, llm, m
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["workers"] == 1
     assert any("workers forced to 1" in n for n in report["notes"])
+
+
+def test_report_compares_pipelines_on_their_common_questions():
+    from agents.evaluation.report import build_report, render_markdown
+
+    def rec(qid, pipeline, correct):
+        return {"question_id": qid, "pipeline": pipeline, "hardness": "easy",
+                "correct": correct, "metrics": {"seconds": 2.0, "llm_seconds": 1.9,
+                                                "llm_calls": 1}}
+
+    records = [rec(1, "a", True), rec(2, "a", True), rec(3, "a", False),
+               rec(1, "b", False)]  # b was stopped after one question
+    report = build_report(records, {})
+    assert report["pipelines"]["a"]["n"] == 3
+    assert report["common"]["questions"] == 1
+    assert report["common"]["pipelines"]["a"]["ex"] == 100.0
+    assert report["common"]["pipelines"]["b"]["ex"] == 0.0
+    text = render_markdown(report)
+    assert "on the 1 questions every pipeline has answered" in text
+    assert "5.00%" in text  # time outside the model, to two decimals
+
+    same = build_report([rec(1, "a", True), rec(1, "b", True)], {})
+    assert "common" not in same

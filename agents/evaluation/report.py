@@ -70,7 +70,7 @@ def _pipeline_summary(rows: list[dict]) -> dict:
         "seconds_p50": _percentile(seconds, 50),
         "seconds_p95": _percentile(seconds, 95),
         "seconds_total": round(sum(seconds), 2),
-        "outside_model_share": (round(1 - llm_seconds / sum(seconds), 3)
+        "outside_model_share": (round(1 - llm_seconds / sum(seconds), 5)
                                 if sum(seconds) > 0 else None),
     }
 
@@ -80,6 +80,15 @@ def build_report(records: list[dict], meta: dict | None = None) -> dict:
     report = dict(meta or {})
     report["questions_evaluated"] = len({r["question_id"] for r in records})
     report["pipelines"] = summarize(records)
+    done: dict[str, set] = {}
+    for r in records:
+        done.setdefault(r["pipeline"], set()).add(r["question_id"])
+    if len(done) > 1 and len({frozenset(q) for q in done.values()}) > 1:
+        # Pipelines stopped at different points (a run completed over several sittings):
+        # compare them fairly on the questions every one of them has answered.
+        common = set.intersection(*done.values())
+        report["common"] = {"questions": len(common), "pipelines": summarize(
+            r for r in records if r["question_id"] in common)}
     return report
 
 
@@ -136,32 +145,14 @@ def render_markdown(report: dict) -> str:
     lines.append(f"- Questions with results: {report.get('questions_evaluated', 0)}")
     lines.append("")
 
-    levels: list[str] = []
-    for s in pipelines.values():
-        levels += [h for h in s["by_hardness"] if h not in levels]
-    levels = list(order_hardness({h: 0 for h in levels}))
-    lines += ["## Execution accuracy (EX, %)", ""]
-    head = ["pipeline", "n", "EX"] + levels + ["exec errors %", "failed runs", "truncated"]
-    lines += [_row(head), _row(["---"] * len(head))]
-    for name, s in pipelines.items():
-        cells = [name, s["n"], _fmt(s["ex"])]
-        for h in levels:
-            level = s["by_hardness"].get(h)
-            cells.append(f"{_fmt(level['ex'])} ({level['correct']}/{level['n']})" if level else "")
-        cells += [_fmt(s["exec_error_rate"]), s["failed_runs"], s["truncated"]]
-        lines.append(_row(cells))
-    lines += ["", "Exec errors: the pipeline gave no SQL or its SQL failed to run. Failed runs: a "
-              "step failed (its SQL, if any, is still scored).", ""]
-    lines += ["## Cost and time per question", ""]
-    head = ["pipeline", "LLM calls", "prompt tokens", "completion tokens", "seconds p50",
-            "seconds p95", "time outside the model"]
-    lines += [_row(head), _row(["---"] * len(head))]
-    for name, s in pipelines.items():
-        share = s["outside_model_share"]
-        lines.append(_row([name, _fmt(s["llm_calls_per_q"]), _fmt(s["prompt_tokens_per_q"], 0),
-                           _fmt(s["completion_tokens_per_q"], 0), _fmt(s["seconds_p50"]),
-                           _fmt(s["seconds_p95"]),
-                           f"{share * 100:.1f}%" if share is not None else ""]))
+    lines += _tables(pipelines)
+    common = report.get("common")
+    if common:
+        lines += ["", f"## Side by side on the {common['questions']} questions every pipeline "
+                  "has answered", "",
+                  "The tables above count each pipeline's own finished questions; these count "
+                  "only the questions all of them finished, so they compare like with like.", ""]
+        lines += _tables(common["pipelines"], level=3)
     settings = report.get("settings") or {}
     if settings:
         lines += ["", "## Settings", ""]
@@ -177,6 +168,39 @@ def render_markdown(report: dict) -> str:
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
+
+
+def _tables(pipelines: dict[str, dict], level: int = 2) -> list[str]:
+    """The accuracy table and the cost table of ``pipelines``' summaries."""
+    mark = "#" * level
+    lines: list[str] = []
+    levels: list[str] = []
+    for s in pipelines.values():
+        levels += [h for h in s["by_hardness"] if h not in levels]
+    levels = list(order_hardness({h: 0 for h in levels}))
+    lines += [f"{mark} Execution accuracy (EX, %)", ""]
+    head = ["pipeline", "n", "EX"] + levels + ["exec errors %", "failed runs", "truncated"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in pipelines.items():
+        cells = [name, s["n"], _fmt(s["ex"])]
+        for h in levels:
+            level = s["by_hardness"].get(h)
+            cells.append(f"{_fmt(level['ex'])} ({level['correct']}/{level['n']})" if level else "")
+        cells += [_fmt(s["exec_error_rate"]), s["failed_runs"], s["truncated"]]
+        lines.append(_row(cells))
+    lines += ["", "Exec errors: the pipeline gave no SQL or its SQL failed to run. Failed runs: a "
+              "step failed (its SQL, if any, is still scored).", ""]
+    lines += [f"{mark} Cost and time per question", ""]
+    head = ["pipeline", "LLM calls", "prompt tokens", "completion tokens", "seconds p50",
+            "seconds p95", "time outside the model"]
+    lines += [_row(head), _row(["---"] * len(head))]
+    for name, s in pipelines.items():
+        share = s["outside_model_share"]
+        lines.append(_row([name, _fmt(s["llm_calls_per_q"]), _fmt(s["prompt_tokens_per_q"], 0),
+                           _fmt(s["completion_tokens_per_q"], 0), _fmt(s["seconds_p50"]),
+                           _fmt(s["seconds_p95"]),
+                           f"{share * 100:.2f}%" if share is not None else ""]))
+    return lines
 
 
 def _row(cells: list) -> str:
