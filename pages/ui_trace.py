@@ -3,9 +3,10 @@
 The same functions draw a live run, a finished run and a run replayed from the store, so the
 three always look alike. Each agent's structured output (``StepEvent.parsed``) is drawn by the
 renderer registered under its agent name -- the Selector's decisions as a table, the
-Decomposer's sub-questions with their SQL, the Refiner's error and repair -- and anything
-without a dedicated renderer goes through :func:`render_generic`, which shows dicts as tables and
-text as markdown, never as raw JSON. The prompt and raw model output sit one click away.
+Decomposer's sub-questions with their SQL, the Refiner's error and repair; the DEA-SQL, R³ and
+CSMA agents' renderers live in :mod:`pages.ui_trace_pipelines` -- and anything without a
+dedicated renderer goes through :func:`render_generic`, which shows dicts as tables and text as
+markdown, never as raw JSON. The prompt and raw model output sit one click away.
 """
 
 from __future__ import annotations
@@ -126,43 +127,6 @@ def render_refinement(parsed: dict) -> None:
         render_generic(extra)
 
 
-@register("Reviewer")
-def render_review(parsed: dict) -> None:
-    """One R3 reviewer: verdict, expertise and comment."""
-    verdict = str(parsed["verdict"])
-    colour = "green" if verdict.lower().startswith("approve") else "orange"
-    st.markdown(f"**Verdict:** :{colour}[{verdict}]"
-                + (f" · round {parsed['round']}" if parsed.get("round") else ""))
-    if parsed.get("comment"):
-        st.markdown(f"> {parsed['comment']}")
-
-
-@register("Rebuttal/Revision", "Rebuttal", "Revision")
-def render_revision(parsed: dict) -> None:
-    """The writer's answer to the reviewers: their comments, its rebuttal, the SQL change."""
-    comments = parsed.get("comments") or []
-    if comments:
-        st.dataframe(pd.DataFrame([{"reviewer": c.get("expertise") or c.get("reviewer", ""),
-                                    "verdict": c.get("verdict", ""),
-                                    "comment": c.get("comment", "")} for c in comments]),
-                     hide_index=True, width="stretch")
-    if parsed.get("consensus"):
-        st.markdown("**Consensus:** the writer keeps the SQL unchanged.")
-    if parsed.get("rebuttal"):
-        st.markdown(f"**Rebuttal:** {parsed['rebuttal']}")
-    if not parsed.get("consensus"):
-        render_sql_change(parsed.get("sql_before"), parsed.get("sql_after"))
-
-
-@register("Classification & hint", "Classification")
-def render_classification(parsed: dict) -> None:
-    """The question type DEA-SQL chose (it picks the generation prompt)."""
-    label = parsed.get("label") or parsed.get("question_type")
-    st.markdown(f"**Question type:** {label}" if label else "No classification.")
-    if parsed.get("reasoning"):
-        st.markdown(f"**Reasoning:** {parsed['reasoning']}")
-
-
 def render_sql_change(before: str | None, after: str | None) -> None:
     """An SQL revision: both versions side by side, or one when nothing changed."""
     if before and after and _norm_sql(before) == _norm_sql(after):
@@ -268,8 +232,12 @@ def render_event(event: StepEvent) -> None:
     """The body of one step's block: what the agent looked at and produced, then the details."""
     if event.error:
         st.markdown(f":red[**Step failed:** {event.error}]")
-    for note in event.notes:
+    notes = [n for n in event.notes if not _shows_text(event.parsed, n)]
+    reason = notes.pop() if event.status == "skipped" and notes else None
+    for note in notes:
         st.caption(note)
+    if reason:
+        st.markdown(f"**Skipped:** {reason}")
     if event.inputs:
         st.caption("Looked at: " + " · ".join(f"**{k}**: {_short(v)}"
                                                for k, v in event.inputs.items()))
@@ -322,6 +290,12 @@ def _shows(parsed: Any, sql: str) -> bool:
     return any(_norm_sql(text) == target for text in _strings(parsed))
 
 
+def _shows_text(parsed: Any, note: str) -> bool:
+    """Whether ``parsed`` holds ``note`` word for word (a reason its renderer already shows)."""
+    target = " ".join(note.split())
+    return any(" ".join(text.split()) == target for text in _strings(parsed))
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
     text = " ".join(text.split()) or "—"
@@ -347,3 +321,7 @@ def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:
         with st.status(done_label(event), state=status_state(event),
                        expanded=expanded or event.status == "error"):
             render_event(event)
+
+
+# The DEA-SQL, R3 and CSMA renderers register themselves on import (they use the names above).
+from . import ui_trace_pipelines  # noqa: E402,F401

@@ -1,0 +1,323 @@
+"""The DEA-SQL, R³ and CSMA traces as a person reads them, drawn from real pipeline events.
+
+Each pipeline runs on the sample shop database with scripted model replies; the events it
+produces are drawn by ``render_trace`` in an AppTest script, and the tests read the page as a
+user would: personas, verdicts, the SQL diff, agents' schemas, the question type, why a step was
+skipped -- never a JSON dump.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from agents.database import open_database
+from agents.engine import run_to_end, start_run
+from agents.example_bank import ExampleBank
+from app_helpers import TIMEOUT
+
+# -- scripted runs on the shop database ---------------------------------------------------------
+
+CSMA_QUESTION = "What is the average rating of each product?"
+CSMA_FIRST_SQL = "SELECT name FROM products"
+CSMA_SQL = ("SELECT p.name, AVG(r.rating) FROM products AS p JOIN reviews AS r "
+            "ON r.product_id = p.product_id GROUP BY p.name")
+CSMA_REJECTION = "the ratings are in the reviews table, the SQL ignores them"
+
+
+def script_csma(server) -> None:
+    """Agent 1 (products) writes a first SQL; agent 2 (reviews) rejects it and joins the
+    reviews in; agent 1 accepts that in round 3."""
+    server.push(
+        json.dumps({"products": ["name"]}),                                      # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                         # 1 writes
+        json.dumps({"products": ["name"], "reviews": ["rating", "product_id"]}),  # 2 extracts
+        json.dumps({"verdict": "wrong", "reason": CSMA_REJECTION}),               # 2 checks
+        f"```sql\n{CSMA_SQL}\n```",                                               # 2 writes
+        json.dumps({"products": ["name"], "reviews": ["rating"]}),                # 1 extracts
+        json.dumps({"verdict": "correct", "reason": "joins reviews to products"}),  # 1 checks
+    )
+
+
+R3_QUESTION = "How many orders did each customer place?"
+R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
+R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
+          "JOIN orders AS o ON o.customer_id = c.customer_id GROUP BY c.customer_id")
+R3_PERSONAS = {"Reviewer Ada": "Data Analyst in online retail",
+               "Reviewer Bo": "Senior Database Engineer specialized in GROUP BY"}
+R3_COMMENT = "Name the customers instead of showing their ids."
+R3_REBUTTAL = "Agreed: the customers are named now."
+R3_KEEP = "The ids are not needed; the names answer the question."
+
+
+def script_r3(server) -> None:
+    """Round 1: one reviewer asks for names, the writer revises; round 2: the writer keeps its
+    SQL (consensus)."""
+    server.push(
+        f"Count the orders per customer.\n```sql\n{R3_FIRST_SQL};\n```",
+        "```json\n" + json.dumps(R3_PERSONAS) + "\n```",
+        f"COMMENT: {R3_COMMENT}\nVERDICT: revise",
+        "COMMENT: The grouping is right.\nVERDICT: approve",
+        f"{R3_REBUTTAL}\n```sql\n{R3_SQL};\n```",
+        "COMMENT: Also show the customer id.\nVERDICT: revise",
+        "COMMENT: Fine.\nVERDICT: approve",
+        f"{R3_KEEP}\n```sql\n{R3_SQL}\n```",
+    )
+
+
+DEA_QUESTION = "What is the total amount paid by customers from Germany?"
+DEA_SQL = ("SELECT SUM(p.amount) FROM payments AS p JOIN orders AS o ON o.order_id = p.order_id "
+           "JOIN customers AS c ON c.customer_id = o.customer_id WHERE c.country = 'Germany'")
+DEA_DRAFT = DEA_SQL.replace("SUM(p.amount)", "SUM(amount)")
+DEA_EXAMPLE_Q = "What is the total price paid by players from Spain?"
+
+DEA_EXTREMUM_QUESTION = "Which product has the highest price?"
+DEA_EXTREMUM_SQL = "SELECT name FROM products WHERE price = (SELECT MAX(price) FROM products)"
+DEA_REWRITE = "SELECT name FROM products ORDER BY price DESC LIMIT 1"
+
+# Markers that tell DEA-SQL's prompts apart (see tests/test_deasql.py).
+ELEMENTS = "break down the requirements description into statistical elements"
+FILTER = "You are a data analyst."
+CLASSIFY = "classify it with two labels"
+GENERATE = "Please think carefully about the related fields"
+CORRECT = "fix the given SQLite QUERY for any issues"
+ACTIVE = "Please determine the type of question"
+
+
+def script_deasql(server) -> None:
+    """A JOIN question: the filter keeps three tables, self-correction qualifies a column and
+    active learning is skipped (no superlative)."""
+    server.when(ELEMENTS, json.dumps({"entities": ["amount", "customers", "Germany"],
+                                      "query": "total amount paid by German customers"}))
+    server.when(FILTER, json.dumps({
+        "main_metric calculation method": "sum of payments.amount",
+        "Required table information": [
+            {"Table name": "payments", "where statement condition": "",
+             "All field names required by SQL under this table": ["amount", "order_id"]},
+            {"Table name": "orders", "where statement condition": "",
+             "All field names required by SQL under this table": ["order_id", "customer_id"]},
+            {"Table name": "customers", "where statement condition": "country = 'Germany'",
+             "All field names required by SQL under this table": ["customer_id", "country"]}],
+        "Multiple table joint fields and conditions":
+            "payments.order_id = orders.order_id, orders.customer_id = customers.customer_id",
+        "All fields": ["payments.amount", "customers.country"]}))
+    server.when(CLASSIFY, "Three tables are needed, no subquery.\nLabel: JOIN, NON-NESTED")
+    server.when(GENERATE, json.dumps({"sql": DEA_DRAFT}))
+    server.when(CORRECT, json.dumps({"sql": DEA_SQL}))
+
+
+def script_deasql_extremum(server) -> None:
+    """An extremum question: active learning rewrites the MAX subquery to ORDER BY ... LIMIT 1."""
+    server.when(ELEMENTS, json.dumps({"entities": ["product", "price"],
+                                      "query": "product with the highest price"}))
+    server.when(FILTER, json.dumps({"Required table information": [
+        {"Table name": "products",
+         "All field names required by SQL under this table": ["name", "price"]}]}))
+    server.when(CLASSIFY, "One table with a subquery.\nLabel: NON-JOIN, NESTED")
+    server.when(GENERATE, json.dumps({"sql": DEA_EXTREMUM_SQL}))
+    server.when(CORRECT, json.dumps({"sql": DEA_EXTREMUM_SQL}))
+    server.when(ACTIVE, f"The question is an extremum problem. The modified SQL: {DEA_REWRITE}")
+
+
+def example_bank() -> ExampleBank:
+    bank = ExampleBank()
+    bank.add(DEA_EXAMPLE_Q, "SELECT SUM(T1.price) FROM payment AS T1 JOIN player AS T2 "
+             "ON T1.player_id = T2.id WHERE T2.nation = 'Spain'", db_id="sport")
+    bank.add("How many singers are from France?",
+             "SELECT count(*) FROM singer WHERE country = 'France'", db_id="music")
+    return bank
+
+
+def run_events(pipeline_name: str, question: str, script, shop, llm, server, *,
+               params: dict | None = None, services: dict | None = None) -> list[dict]:
+    """The events of one scripted run, as the dicts a stored run holds."""
+    from agents.pipelines import csma, deasql, r3
+
+    pipeline = {"csma": csma.PIPELINE, "r3": r3.PIPELINE, "deasql": deasql.PIPELINE}[
+        pipeline_name]
+    server.clear()
+    script(server)
+    run = run_to_end(start_run(pipeline, question, shop, llm, params=params or {},
+                               services=services or {}))
+    assert run.status == "done", run.error
+    return [e.to_dict() for e in run.events]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> dict[str, list[dict]]:
+    """Real events of each pipeline (module scope: the runs take well under a second)."""
+    from agents.config import Settings
+    from agents.llm import make_client
+    from sample_dbs.build import build_all
+    from scripted_llm import ScriptedLLM
+
+    out = tmp_path_factory.mktemp("trace_dbs")
+    build_all(out)
+    shop = open_database(out / "shop.sqlite")
+    with ScriptedLLM() as server:
+        llm = make_client(Settings(provider="openai", base_url=server.base_url,
+                                   api_key="test-key", model="scripted-model", cache=False,
+                                   max_retries=0, request_timeout=10.0))
+        traces = {
+            "csma": run_events("csma", CSMA_QUESTION, script_csma, shop, llm, server,
+                               params={"n_agents": 2, "delta": 3, "max_rounds": 3}),
+            "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
+                             params={"k": 0, "n_reviewers": 2}),
+            "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
+                                 services={"examples": example_bank()}),
+            "deasql_extremum": run_events("deasql", DEA_EXTREMUM_QUESTION,
+                                          script_deasql_extremum, shop, llm, server),
+        }
+    shop.close()
+    return traces
+
+
+# -- drawing ------------------------------------------------------------------------------------
+
+def _draw_trace(events: list[dict]):
+    """The AppTest script: one pipeline's events drawn as on the Ask page, steps expanded."""
+    from agents.events import StepEvent
+    from pages.ui_trace import render_trace
+
+    render_trace([StepEvent.from_dict(e) for e in events], expanded=True)
+
+
+def draw(events: list[dict]) -> AppTest:
+    at = AppTest.from_function(_draw_trace, default_timeout=TIMEOUT,
+                               kwargs={"events": events}).run()
+    assert not at.exception, at.exception
+    assert len(at.status) == len(events)
+    assert at.get("json") == []  # no step is a raw JSON dump
+    return at
+
+
+def texts(block) -> str:
+    """Every markdown and caption text of one step block."""
+    return "\n".join([m.value for m in block.markdown] + [c.value for c in block.caption])
+
+
+def codes(block) -> list[tuple[str, str]]:
+    """``(language, text)`` of the step's SQL and diff blocks (not the prompt and raw output)."""
+    return [(c.proto.language, c.value) for c in block.code if c.proto.language != "plaintext"]
+
+
+def test_csma_trace_shows_owners_schemas_and_checks(traces):
+    at = draw(traces["csma"])
+    partition, extract_1, generate_1, extract_2, check_2, generate_2, _, check_1 = at.status
+    owners = texts(partition)
+    assert "**Agent 1**" in owners and "**Agent 2**" in owners
+    assert "`order_items`, `payments`, `reviews`" in owners
+    assert [s.label.split(" — ")[0] for s in at.status[1:3]] == [
+        "2. Agent 1: Extract question-related schema", "3. Agent 1: Generate SQL"]
+
+    second = texts(extract_2)
+    assert "**Round 2** · Agent 2 merges its private schema" in second
+    tables = [m.value for m in extract_2.markdown if m.value.startswith("| table")]
+    known, extracted, global_after = tables
+    assert "`products` (global)" in known and "`reviews` |" in known
+    # retention (δ) and join columns are marked in what agent 2 extracted
+    assert "`sku` (δ)" in extracted and "`review_id` (δ)" in extracted
+    assert "`product_id` (join)" in extracted
+    assert "| `products` | `product_id`, `sku`, `name` |" in global_after
+    assert "| `reviews` | `review_id`, `product_id`, `rating` |" in global_after
+    assert "(δ): added by the retention threshold" in second
+
+    rejected = texts(check_2)
+    assert ":red-badge[negative: SQL rejected]" in rejected
+    assert f"**Reason:** {CSMA_REJECTION}" in rejected
+    assert "written by Agent 1" in rejected and "returned 94 row(s)" in rejected
+    assert ":green-badge[positive: SQL accepted]" in texts(check_1)
+    assert CSMA_REJECTION in texts(generate_2)
+    assert any("AVG(r.rating)" in sql for _, sql in codes(generate_2))
+    assert codes(generate_1) == [("sql", "SELECT name\nFROM products")]  # shown once
+
+
+def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):
+    at = draw(traces["r3"])
+    invite, revision_1, revision_2 = at.status[2], at.status[5], at.status[9]
+    personas = texts(invite)
+    assert "**2 reviewer(s) invited**" in personas
+    assert "| Reviewer Ada | Data Analyst in online retail |" in personas
+    assert "| Reviewer Bo | Senior Database Engineer specialized in GROUP BY |" in personas
+
+    first_review = texts(at.status[3])
+    assert ":orange-badge[revise] **Data Analyst in online retail** (Reviewer Ada)" \
+        in first_review
+    assert f"> {R3_COMMENT}" in first_review
+    assert ":green-badge[approve]" in texts(at.status[4])
+
+    round_1 = texts(revision_1)
+    assert "**Round 1** · 2 review(s)" in round_1
+    assert f"**Data Analyst in online retail**: {R3_COMMENT}" in round_1
+    assert f"**Writer's rebuttal:** {R3_REBUTTAL}" in round_1
+    diffs = [sql for language, sql in codes(revision_1) if language == "diff"]
+    assert len(diffs) == 1
+    assert "-FROM orders" in diffs[0] and "+FROM customers AS c" in diffs[0]
+
+    round_2 = texts(revision_2)
+    assert ":green-badge[consensus]" in round_2 and R3_KEEP in round_2
+    assert not [1 for language, _ in codes(revision_2) if language == "diff"]
+
+
+def test_deasql_trace_shows_each_modules_outcome(traces):
+    at = draw(traces["deasql"])
+    elements, info, classification, generation, correction, active, check = at.status
+    assert "**Entities:** `amount`, `customers`, `Germany`" in texts(elements)
+    assert "total amount paid by German customers" in texts(elements)
+
+    kept = texts(info)
+    assert "| `payments` | `payment_id`, `order_id`, `amount` |" in kept
+    assert "payments.order_id = orders.order_id" in kept
+    assert "condition on customers: country = 'Germany'" in kept
+
+    chosen = texts(classification)
+    assert ":blue-badge[JOIN] (JOIN, NON-NESTED)" in chosen
+    assert "`generation_join`" in chosen and "connection operation like JOIN" in chosen
+
+    shots = generation.expander[0]
+    assert shots.label == "Few-shot examples used (2)"
+    assert DEA_EXAMPLE_Q in texts(shots)
+    assert any("payment AS T1" in sql for _, sql in codes(shots))
+
+    assert ":orange-badge[issue found: SQL corrected]" in texts(correction)
+    assert [sql.split("\n")[0] for _, sql in codes(correction)[:2]] == [
+        "SELECT SUM(amount)", "SELECT SUM(p.amount)"]
+    assert "select columns that are explicitly requested" in texts(correction.expander[0])
+
+    assert active.label.endswith("— skipped")
+    assert "**Skipped:** not an extremum question" in texts(active)
+    assert "the SQL runs: 1 row(s)" in texts(check)
+
+
+def test_deasql_active_learning_rewrite_is_shown_as_applied(traces):
+    at = draw(traces["deasql_extremum"])
+    classification, correction, active = at.status[2], at.status[4], at.status[5]
+    assert ":blue-badge[NESTED]" in texts(classification)
+    assert "nested queries" in texts(classification)
+    assert ":green-badge[no issue found]" in texts(correction)
+    applied = texts(active)
+    assert ":green-badge[applied] extremum problem: the modified SQL is applied" in applied
+    assert applied.count("the modified SQL is applied") == 1  # the note is not repeated
+    assert any("LIMIT 1" in sql for _, sql in codes(active))
+
+
+def test_unexpected_shapes_fall_back_to_the_generic_view():
+    events = [
+        {"index": 0, "step": "invite", "agent": "Invitation", "parsed": {"reviewers": "Ada"}},
+        {"index": 1, "step": "check:3", "agent": "Agent 3", "parsed": {"mood": "GENERIC-OK"}},
+        {"index": 2, "step": "writer", "agent": "SQL Writer",
+         "parsed": {"sql": "SELECT 42"}, "sql": "SELECT 42"},
+        {"index": 3, "step": "classification", "agent": "Classification & hint",
+         "status": "skipped", "parsed": {"question_type": None},
+         "notes": ["classification is off"]},
+    ]
+    at = draw(events)
+    assert at.status[0].dataframe[0].value.to_dict("records") == [
+        {"field": "reviewers", "value": "Ada"}]
+    assert at.status[1].dataframe[0].value.to_dict("records") == [
+        {"field": "mood", "value": "GENERIC-OK"}]
+    assert codes(at.status[2]) == [("sql", "SELECT 42")]
+    assert "fixed JOIN hint" in texts(at.status[3])
+    assert "**Skipped:** classification is off" in texts(at.status[3])
