@@ -112,7 +112,10 @@ def main() -> None:
             browser.close()
     finally:
         proc.terminate()
-        proc.wait(20)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:  # a model call still in flight keeps it busy
+            proc.kill()
 
     def summary(values: list[float]) -> dict:
         return {"median_s": round(statistics.median(values), 3),
