@@ -120,14 +120,10 @@ class Database:
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         try:
             conn.deserialize(data)  # SQLite copies the bytes into its own memory
-            install_guards(conn)
-            _verify(conn, label)
-        except DatabaseError:
-            conn.close()
-            raise
         except sqlite3.Error as exc:
             conn.close()
             raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
+        _guard_and_verify(conn, label)
         return cls(conn, name=_display_name(name), path=None, size_bytes=size)
 
     # -- schema ----------------------------------------------------------------------------------
@@ -192,6 +188,14 @@ def open_database(path: str | os.PathLike, *, name: str | None = None) -> Databa
                                isolation_level=None)
     except sqlite3.Error as exc:
         raise DatabaseError(f"{label}: cannot open the database ({exc})") from None
+    _guard_and_verify(conn, label)
+    return Database(conn, name=name or _display_name(path), path=os.path.abspath(path),
+                    size_bytes=size)
+
+
+def _guard_and_verify(conn: sqlite3.Connection, label: str) -> None:
+    """Install the read-only guards, then check the database can be read; on failure close the
+    connection and raise one clear :class:`DatabaseError`."""
     try:
         install_guards(conn)
         _verify(conn, label)
@@ -201,5 +205,3 @@ def open_database(path: str | os.PathLike, *, name: str | None = None) -> Databa
     except sqlite3.Error as exc:
         conn.close()
         raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
-    return Database(conn, name=name or _display_name(path), path=os.path.abspath(path),
-                    size_bytes=size)

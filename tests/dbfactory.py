@@ -8,6 +8,19 @@ from pathlib import Path
 
 # A shop: a composite primary key, a foreign key naming no parent column (so it means the
 # parent's primary key), a composite foreign key, NULLs, long text, a blob and a view.
+# A three-table concert database (with a many-to-many link) used by the pipeline tests.
+SINGERS_SQL = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT,
+                     age INTEGER);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, year INTEGER);
+CREATE TABLE singer_in_concert (concert_id INTEGER REFERENCES concert(concert_id),
+                                singer_id INTEGER REFERENCES singer(singer_id));
+INSERT INTO singer VALUES (1, 'Ann', 'France', 30), (2, 'Bo', 'Norway', 41),
+                          (3, 'Cleo', 'France', 25);
+INSERT INTO concert VALUES (1, 'Spring', 2014), (2, 'Autumn', 2015);
+INSERT INTO singer_in_concert VALUES (1, 1), (1, 2), (2, 1);
+"""
+
 SHOP_SQL = """
 CREATE TABLE customers (
   id INTEGER PRIMARY KEY,

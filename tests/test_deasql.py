@@ -13,19 +13,9 @@ from agents.example_bank import ExampleBank
 from agents.pipelines.deasql import PIPELINE
 from agents.pipelines.deasql.classification import parse_label
 from agents.pipelines.deasql.sql_generation import FEW_SHOT_HEADER
+from dbfactory import SINGERS_SQL
 from scripted_llm import prompt_text
 
-SCHEMA_SQL = """
-CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT,
-                     age INTEGER);
-CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, year INTEGER);
-CREATE TABLE singer_in_concert (concert_id INTEGER REFERENCES concert(concert_id),
-                                singer_id INTEGER REFERENCES singer(singer_id));
-INSERT INTO singer VALUES (1, 'Ann', 'France', 30), (2, 'Bo', 'Norway', 41),
-                          (3, 'Cleo', 'France', 25);
-INSERT INTO concert VALUES (1, 'Spring', 2014), (2, 'Autumn', 2015);
-INSERT INTO singer_in_concert VALUES (1, 1), (1, 2), (2, 1);
-"""
 
 # Markers that tell the steps' prompts apart.
 ELEMENTS = "break down the requirements description into statistical elements"
@@ -60,7 +50,7 @@ QUESTION = "What are the names of singers from France?"
 def db(tmp_path):
     path = tmp_path / "concerts.sqlite"
     conn = sqlite3.connect(path)
-    conn.executescript(SCHEMA_SQL)
+    conn.executescript(SINGERS_SQL)
     conn.commit()
     conn.close()
     database = open_database(path)

@@ -17,19 +17,9 @@ from agents.pipelines.r3.replies import parse_personas, parse_review, parse_writ
 from agents.pipelines.r3.result_table import result_table
 from agents.pipelines.r3.sqltext import same_sql, sql_diff
 from agents.paths import SAMPLE_DBS
+from dbfactory import SINGERS_SQL
 from scripted_llm import last_user_message, prompt_text
 
-SCHEMA_SQL = """
-CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT,
-                     age INTEGER);
-CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, year INTEGER);
-CREATE TABLE singer_in_concert (concert_id INTEGER REFERENCES concert(concert_id),
-                                singer_id INTEGER REFERENCES singer(singer_id));
-INSERT INTO singer VALUES (1, 'Ann', 'France', 30), (2, 'Bo', 'Norway', 41),
-                          (3, 'Cleo', 'France', 25);
-INSERT INTO concert VALUES (1, 'Spring', 2014), (2, 'Autumn', 2015);
-INSERT INTO singer_in_concert VALUES (1, 1), (1, 2), (2, 1);
-"""
 QUESTION = "What are the names of singers from France?"
 SQL_A = "SELECT name FROM singer WHERE country = 'France'"
 SQL_B = "SELECT name, age FROM singer WHERE country = 'France'"
@@ -64,7 +54,7 @@ def revise(comment: str = "Add the age column.") -> str:
 def db(tmp_path):
     path = tmp_path / "music.sqlite"
     conn = sqlite3.connect(path)
-    conn.executescript(SCHEMA_SQL)
+    conn.executescript(SINGERS_SQL)
     conn.commit()
     conn.close()
     database = open_database(path)
