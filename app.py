@@ -54,7 +54,18 @@ with st.sidebar:
     from pages import ui_state
 
     try:
-        st.caption(f"Model: {ui_state.effective_settings().describe()}")
+        settings = ui_state.effective_settings()
+        st.caption(f"Model: {settings.describe()}")
     except Exception as exc:  # shown in full on the Settings page
+        settings = None
         st.caption(f"Model settings invalid: {exc}")
+if settings is not None and settings.provider == "local":
+    # Start the embedded model with the app (once per server process, behind a spinner), so
+    # the first question does not wait for it. A failure is reported where a run needs it.
+    from pages import ui_services
+
+    try:
+        ui_services.llm_client(settings)
+    except Exception:
+        pass
 navigation.run()
