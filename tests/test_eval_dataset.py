@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+import os
 from pathlib import Path
 
 import pytest
 
 from agents.evaluation.dataset import DatasetError, load_dataset, sample_questions
 
-SPIDER = Path("/work/shared/data/spider")
+# The Spider dev set lives in the shared folder beside the checkout (never in the repository).
+SPIDER = Path(os.environ.get("SPIDER_DIR")
+              or Path(__file__).resolve().parents[2] / "shared" / "data" / "spider")
 needs_spider = pytest.mark.skipif(not (SPIDER / "dev.json").is_file(),
                                   reason="the Spider dev set is not on this machine")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ from agents.evaluation.harness import EvalOptions, EvaluationAborted, run_evalua
 from agents.evaluation.records import RESULTS_FILE, ResultsFile, record_to_run
 from agents.evaluation.report import build_report, render_markdown, run_metadata, write_report
 
-SPIDER = Path("/work/shared/data/spider")
+# The Spider dev set lives in the shared folder beside the checkout (never in the repository).
+SPIDER = Path(os.environ.get("SPIDER_DIR")
+              or Path(__file__).resolve().parents[2] / "shared" / "data" / "spider")
 needs_spider = pytest.mark.skipif(not (SPIDER / "dev.json").is_file(),
                                   reason="the Spider dev set is not on this machine")
 QUIET = {"log": lambda line: None}
