@@ -161,4 +161,5 @@ def test_every_page_renders(page, app_url, path, expect):
     _nav(page, app_url, path)
     page.get_by_text(expect).first.wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
+    page.wait_for_timeout(2500)  # let tables and charts draw before the screenshot
     screenshot(page, f"page-{path}")
