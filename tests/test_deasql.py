@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -13,7 +12,7 @@ from agents.example_bank import ExampleBank
 from agents.pipelines.deasql import PIPELINE
 from agents.pipelines.deasql.classification import parse_label
 from agents.pipelines.deasql.sql_generation import FEW_SHOT_HEADER
-from dbfactory import SINGERS_SQL
+from dbfactory import SINGERS_SQL, make_db
 from scripted_llm import prompt_text
 
 
@@ -48,12 +47,7 @@ QUESTION = "What are the names of singers from France?"
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "concerts.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(SINGERS_SQL)
-    conn.commit()
-    conn.close()
-    database = open_database(path)
+    database = open_database(make_db(tmp_path / "concerts.sqlite", SINGERS_SQL))
     yield database
     database.close()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sqlite3
 
 import pytest
 
@@ -17,7 +16,7 @@ from agents.pipelines.r3.replies import parse_personas, parse_review, parse_writ
 from agents.pipelines.r3.result_table import result_table
 from agents.pipelines.r3.sqltext import same_sql, sql_diff
 from agents.paths import SAMPLE_DBS
-from dbfactory import SINGERS_SQL
+from dbfactory import SINGERS_SQL, make_db
 from scripted_llm import last_user_message, prompt_text
 
 QUESTION = "What are the names of singers from France?"
@@ -52,12 +51,7 @@ def revise(comment: str = "Add the age column.") -> str:
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "music.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(SINGERS_SQL)
-    conn.commit()
-    conn.close()
-    database = open_database(path)
+    database = open_database(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
     yield database
     database.close()
 
