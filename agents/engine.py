@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from .error_hints import explain_error
 from .events import LLMCall, Run, RunFinished, StepEvent, StepStarted
 
 MAX_STEPS = 200  # a guard against a pipeline whose step graph loops forever
@@ -79,6 +80,7 @@ class Step:
 class ExecLimits:
     timeout: float = 10.0
     max_rows: int = 1000
+    hints: bool = True  # add agents.error_hints' hint to a failing query's name error
 
 
 class Pipeline:
@@ -226,6 +228,8 @@ class StepContext:
         """Run ``sql`` read-only under the run's limits; never raises for a bad query."""
         self._check_cancel()
         result = self.db.execute(sql, timeout=self.limits.timeout, max_rows=self.limits.max_rows)
+        if not result.ok and self.limits.hints:
+            result.hint = explain_error(result.error, sql, self.schema)
         if record:
             self.event.execution = result.preview()
         return result

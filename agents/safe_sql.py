@@ -313,6 +313,12 @@ class ExecResult:
     seconds: float = 0.0
     error: str | None = None
     error_class: str | None = None  # "UnsafeSQL", "Timeout", "OperationalError", ...
+    hint: str | None = None  # what does exist, for a name error (see agents.error_hints)
+
+    def feedback(self) -> str:
+        """The error as a repair agent should read it: SQLite's message, then the hint."""
+        text = self.error or self.error_class or "unknown error"
+        return f"{text}\nHint: {self.hint}" if self.hint else text
 
     def preview(self, rows: int = 20) -> dict:
         """JSON-safe summary with the first ``rows`` rows (blobs become '<blob N bytes>')."""
@@ -326,6 +332,7 @@ class ExecResult:
             "seconds": round(self.seconds, 4),
             "error": self.error,
             "error_class": self.error_class,
+            "hint": self.hint,
         }
 
     def to_dataframe(self):

@@ -27,6 +27,8 @@ def result_view(preview: dict | None, *, key: str, max_rows: int | None = None,
     if not preview.get("ok"):
         kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
         st.markdown(f":red[**The query failed{kind}:** {preview.get('error') or 'unknown error'}]")
+        if preview.get("hint"):
+            st.caption(preview["hint"])
         return
     frame = preview_frame(preview)
     count = preview.get("row_count", len(frame))

@@ -118,11 +118,13 @@ def render_refinement(parsed: dict) -> None:
         kind = f" ({parsed['error_class']})" if parsed.get("error_class") else ""
         attempt = f" · attempt {parsed['attempt']}" if parsed.get("attempt") else ""
         st.markdown(f"**Error{kind}**{attempt}: {parsed['error']}")
+        if parsed.get("hint"):
+            st.caption(f"Hint given with the error: {parsed['hint']}")
     if parsed.get("sql_before") or parsed.get("sql_after"):
         render_sql_change(parsed.get("sql_before"), parsed.get("sql_after"))
     extra = {k: v for k, v in parsed.items()
-             if k not in ("error", "error_class", "sql_before", "sql_after", "attempt", "status",
-                          "rows")}
+             if k not in ("error", "error_class", "hint", "sql_before", "sql_after", "attempt",
+                          "status", "rows")}
     if extra:
         render_generic(extra)
 
@@ -313,6 +315,8 @@ def _render_execution(preview: dict) -> None:
     else:
         kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
         st.markdown(f":orange[**Execution error{kind}:** {preview.get('error') or 'unknown'}]")
+        if preview.get("hint"):
+            st.caption(preview["hint"])
 
 
 def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:

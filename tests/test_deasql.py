@@ -321,6 +321,7 @@ def test_execution_check_repairs_failing_sql(db, llm, scripted_llm):
     assert result.final_sql == GOOD_SQL
     repair_prompt = prompts_with(scripted_llm, REPAIR)[0]
     assert "no such column" in repair_prompt and "CREATE TABLE concert" in repair_prompt
+    assert "Hint: Table singer has columns:" in repair_prompt
 
 
 def test_sql_that_still_fails_is_a_failed_step_with_the_error(db, llm, scripted_llm):

@@ -253,6 +253,10 @@ def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scri
     assert check.execution["ok"] is True and check.execution["rows"] == [[2]]
     refiner_prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
     assert "no such table: singers" in refiner_prompt and "OperationalError" in refiner_prompt
+    # the error reaches the model with the real table names, and the trace shows that hint
+    assert "Hint: There is no table singers. Closest tables: singer." in refiner_prompt
+    assert "Closest tables: singer" in repair.parsed["hint"]
+    assert "Closest tables: singer" in repair.execution["hint"]
     assert result.final_sql == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
     assert result.result["rows"] == [[2]]
 

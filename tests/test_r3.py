@@ -156,6 +156,8 @@ def test_execution_error_goes_back_to_the_writer_in_its_dialogue(db, llm, script
     assert WRITER in fix_request[0]["content"]
     assert "First try." in fix_request[1]["content"]  # the writer's own earlier answer
     assert "no such column: nme" in fix_request[2]["content"]
+    # with the real column names of the table, so the writer need not guess again
+    assert "Hint: Table singer has columns:" in fix_request[2]["content"]
     assert result.events[2].parsed["sql_before"] == bad
     assert result.events[2].parsed["sql_after"] == SQL_A
     assert result.final_sql == SQL_A

@@ -3,7 +3,8 @@
 The paper stops after active learning and does not execute anything. This step is this
 implementation's addition, because the studio promises an executable answer: it runs the SQL
 read-only and, on an error, shows the model the error (against the whole schema, in case the
-information filter dropped a needed column) up to ``repair_attempts`` times.
+information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
+with the hint of :mod:`agents.error_hints`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def run(ctx: StepContext) -> None:
     history = []
     while not result.ok and attempt < attempts:
         attempt += 1
-        error = result.error or result.error_class or "unknown error"
+        error = result.feedback()
         fixed = ctx.ask(prompt("execution_repair", table_info=table_info(ctx.schema),
                                foreign_keys=", ".join(foreign_key_lines(ctx.schema)) or "None",
                                question=ctx.question.strip(), hint=hint_text(ctx.evidence),

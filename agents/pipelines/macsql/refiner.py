@@ -4,7 +4,8 @@ Algorithm 1 of the paper loops "execute, and on error refine" up to a maximum nu
 here each pass is one step event, so the user sees every error and every repaired query, and a
 run can be resumed at any pass with hand-edited SQL. A repaired query is always executed again
 by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
-an empty result counts as a failure unless ``refine_empty_result`` is off.
+an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
+the model with the hint of :mod:`agents.error_hints` (the real names it could have meant).
 """
 
 from __future__ import annotations
@@ -47,12 +48,14 @@ def run(ctx: StepContext) -> str | None:
     desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
     prompt = render(load(str(HERE), "refiner"), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(ctx.evidence), sql=sql,
-                    sqlite_error=error, exception_class=error_class)
+                    sqlite_error=result.feedback() if not result.ok else error,
+                    exception_class=error_class)
     repaired = ctx.ask(user_message(prompt), parse=extract_sql).strip()
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
-    ctx.set_output(parsed={"error": error, "error_class": error_class, "sql_before": sql,
-                           "sql_after": repaired, "attempt": attempt}, sql=repaired)
+    ctx.set_output(parsed={"error": error, "error_class": error_class, "hint": result.hint,
+                           "sql_before": sql, "sql_after": repaired, "attempt": attempt},
+                   sql=repaired)
     if _same_sql(repaired, sql):
         ctx.note("the repair is the same SQL as before; asking again would give the same answer")
         return None

@@ -134,7 +134,7 @@ def execute(ctx: StepContext) -> str | None:
     result = ctx.execute(sql)
     if not result.ok:
         data["fix_attempts"] = data.get("fix_attempts", 0) + 1
-        data["last_error"] = result.error
+        data["last_error"] = result.feedback()
         data["last_error_class"] = result.error_class
         ctx.set_output(parsed={"ok": False, "error": result.error,
                                "error_class": result.error_class,

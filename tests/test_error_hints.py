@@ -1,0 +1,135 @@
+"""Hints for name errors: what the failing name could have meant, from the real schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
+from agents.error_hints import explain_error, query_tables
+from dbfactory import make_db
+
+CARS_SQL = """
+CREATE TABLE car_names (MakeId INTEGER PRIMARY KEY, Model TEXT, Make TEXT);
+CREATE TABLE cars_data (Id INTEGER PRIMARY KEY REFERENCES car_names(MakeId), Horsepower TEXT,
+                        Weight INTEGER, Year INTEGER);
+CREATE TABLE model_list (ModelId INTEGER PRIMARY KEY, Maker INTEGER, Model TEXT);
+INSERT INTO car_names VALUES (1, 'amc', 'amc hornet'), (2, 'ford', 'ford pinto');
+INSERT INTO cars_data VALUES (1, '90', 3000, 1970), (2, '75', 2500, 1971);
+INSERT INTO model_list VALUES (1, 1, 'amc'), (2, 2, 'ford');
+"""
+
+
+@pytest.fixture
+def cars(tmp_path):
+    db = open_database(make_db(tmp_path / "cars.sqlite", CARS_SQL))
+    yield db
+    db.close()
+
+
+def hint_for(db, sql: str) -> str | None:
+    result = db.execute(sql)
+    assert not result.ok
+    return explain_error(result.error, sql, db.schema)
+
+
+def test_a_qualified_column_names_the_aliased_table_and_where_the_column_really_is(cars):
+    hint = hint_for(cars, "SELECT T2.Model FROM car_names AS T1 JOIN model_list AS T2 "
+                          "ON T1.Model = T2.Model ORDER BY T1.Horsepower LIMIT 1")
+    assert hint == ("T1 is table car_names, whose columns are: MakeId, Model, Make. "
+                    "Column Horsepower is in table cars_data.")
+
+
+def test_a_misspelt_column_gets_the_closest_spellings_of_its_table(cars):
+    hint = hint_for(cars, "SELECT c.horse_power FROM cars_data c")
+    assert "c is table cars_data, whose columns are: Id, Horsepower, Weight, Year." in hint
+    assert "Closest columns of cars_data: Horsepower." in hint
+
+
+def test_an_unqualified_column_lists_the_columns_of_the_query_tables(cars):
+    hint = hint_for(cars, "SELECT Horsepower FROM car_names")
+    assert hint == ("Table car_names has columns: MakeId, Model, Make. "
+                    "Column Horsepower is in table cars_data.")
+
+
+def test_a_column_no_table_has_gets_the_closest_names_in_the_database(cars):
+    hint = hint_for(cars, "SELECT weights FROM car_names")
+    assert "No table has a column weights; closest: cars_data.Weight." in hint
+
+
+def test_an_undefined_alias_is_named_with_the_query_aliases(cars):
+    hint = hint_for(cars, "SELECT T3.Model FROM car_names AS T1")
+    assert hint == ("T3 is not a table or alias of this query; its tables are car_names AS T1. "
+                    "Column Model is in tables car_names, model_list.")
+
+
+def test_a_missing_table_gets_the_closest_tables_and_the_list(cars):
+    hint = hint_for(cars, "SELECT * FROM car_name")
+    assert hint.startswith("There is no table car_name. Closest tables: car_names")
+    assert hint.endswith("The tables are: car_names, cars_data, model_list.")
+
+
+def test_a_column_used_as_a_table_is_pointed_out(cars):
+    hint = hint_for(cars, "SELECT * FROM Horsepower")
+    assert "Horsepower is a column of cars_data." in hint
+
+
+def test_an_ambiguous_column_names_the_tables_that_share_it(cars):
+    hint = hint_for(cars, "SELECT Model FROM car_names JOIN model_list ON MakeId = ModelId")
+    assert hint == ("Column Model is in several tables of the query (car_names, model_list); "
+                    "prefix it with the table name or its alias.")
+
+
+@pytest.mark.parametrize("error", [None, "", "near \"SELEC\": syntax error",
+                                   "the query ran longer than 10 s and was stopped"])
+def test_other_errors_get_no_hint(cars, error):
+    assert explain_error(error, "SELECT 1", cars.schema) is None
+
+
+def test_quoted_names_in_the_error_are_unquoted(cars):
+    hint = explain_error('no such table: "car_name"', 'SELECT * FROM "car_name"', cars.schema)
+    assert "Closest tables: car_names" in hint
+
+
+def test_query_tables_maps_aliases_and_skips_ctes_and_unparsable_sql(cars):
+    sql = ("WITH x AS (SELECT 1) SELECT * FROM car_names AS T1 JOIN cars_data ON 1 "
+           "JOIN x ON 1")
+    assert query_tables(sql, cars.schema) == {"car_names": "car_names", "T1": "car_names",
+                                              "cars_data": "cars_data"}
+    assert query_tables("SELECT FROM WHERE ((", cars.schema) == {}
+
+
+def test_a_long_column_list_is_cut_with_a_count(tmp_path):
+    columns = ", ".join(f"c{i} INTEGER" for i in range(50))
+    db = open_database(make_db(tmp_path / "wide.sqlite", f"CREATE TABLE w ({columns});"))
+    try:
+        hint = hint_for(db, "SELECT w.missing FROM w")
+    finally:
+        db.close()
+    assert "c39, ... (10 more)." in hint and "c40" not in hint
+
+
+class OneQuery(Pipeline):
+    name = "one_query"
+    title = "One query"
+
+    def __init__(self, sql: str):
+        self.sql = sql
+        self.steps = [Step("run", "Runner", self._run)]
+
+    def _run(self, ctx):
+        result = ctx.execute(self.sql)
+        ctx.set_output(parsed={"feedback": result.feedback()})
+
+
+def test_the_engine_attaches_the_hint_to_failing_queries_unless_switched_off(cars):
+    pipeline = OneQuery("SELECT T1.Horsepower FROM car_names T1")
+    on = run_to_end(start_run(pipeline, "q", cars, llm=None))
+    event = on.events[0]
+    assert event.execution["hint"].startswith("T1 is table car_names")
+    assert event.parsed["feedback"] == ("no such column: T1.Horsepower\nHint: "
+                                        + event.execution["hint"])
+    off = run_to_end(start_run(pipeline, "q", cars, llm=None,
+                               limits=ExecLimits(hints=False)))
+    assert off.events[0].execution["hint"] is None
+    assert off.events[0].parsed["feedback"] == "no such column: T1.Horsepower"
