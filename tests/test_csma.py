@@ -422,3 +422,20 @@ def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_db
         assert sorted(map(tuple, run.result["rows"])) == sorted(map(tuple, expected.rows))
     finally:
         db.close()
+
+
+def test_the_checker_gets_a_name_hint_from_its_known_schema_only(fleet, llm, scripted_llm):
+    # agent 1 owns harbors and vessels and shares only vessels; agent 2 checks next
+    scripted_llm.push(extraction({"vessels": ["hull_name"]}),
+                      sql_block("SELECT coastline FROM vessels"),
+                      extraction({"voyages": ["cargo_kind"]}),
+                      verdict("wrong", "coastline is not a column of vessels"),
+                      sql_block(GOOD_SQL))
+    run = run_csma(fleet, llm, max_rounds=2)
+    check = run.events[4]
+    assert check.step == "check:2"
+    prompt = check.prompt[-1]["content"]
+    assert "failed: no such column: coastline\nHint: Table vessels has columns:" in prompt
+    assert "harbors" not in prompt.split("### Execution", 1)[1]
+    # the user, who sees the whole database, is told where the column really is
+    assert "Column coastline is in table harbors." in check.execution["hint"]

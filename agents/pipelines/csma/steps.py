@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...engine import StepContext, StepError
+from ...error_hints import explain_error
 from ...parsing import extract_sql
 from ...prompts import load, render
+from ...schema import Schema
 from ..common import user_message
 from ..macsql import decomposer as macsql_decomposer
 from . import schema_ops as ops
@@ -84,11 +86,14 @@ def next_round(ctx: StepContext) -> str | None:
     return f"extract:{ops.agent_for_round(data['round'], data['n_agents'])}"
 
 
-def execution_text(result) -> str:
+def execution_text(result, visible: Schema | None = None) -> str:
     """What the checking agent learns from running the SQL: the error, or the rows' shape.
-    Result column names are left out: ``SELECT *`` would spell out columns of unseen tables."""
+    Result column names are left out: ``SELECT *`` would spell out columns of unseen tables.
+    For the same reason a name error's hint is built from ``visible`` (the agent's known
+    schema), never from the whole database."""
     if not result.ok:
-        return f"failed: {result.error}"
+        hint = explain_error(result.error, result.sql, visible) if visible is not None else None
+        return f"failed: {result.error}" + (f"\nHint: {hint}" if hint else "")
     if not result.rows:
         return "ran without error and returned no rows"
     count = f"at least {result.row_count}" if result.truncated else str(result.row_count)
@@ -197,7 +202,7 @@ def check(ctx: StepContext, agent: int) -> str | None:
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
                    known_tables=list(known))
     result = ctx.execute(sql)
-    execution = execution_text(result)
+    execution = execution_text(result, ops.restrict(ctx.schema, known))
     schema_text, fk_text = schema_texts(ctx, known)
     prompt = render(load(str(HERE), "check"), schema=schema_text, foreign_keys=fk_text,
                     question=question_text(ctx), sql=sql, execution=execution)
