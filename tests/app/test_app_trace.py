@@ -19,8 +19,8 @@ def _trace_script():
                                   "dropped": ["note"]}], "used": True}, None),
         ("Decomposer", {"sub_questions": [{"question": "SUB-Q", "sql": "SELECT 1"}]}, "SELECT 1"),
         ("Refiner", {"error": "no such table: x", "error_class": "OperationalError",
-                     "sql_before": "SELECT * FROM x", "sql_after": "SELECT * FROM y",
-                     "attempt": 1}, "SELECT * FROM y"),
+                     "hint": "REFINER-HINT", "sql_before": "SELECT * FROM x",
+                     "sql_after": "SELECT * FROM y", "attempt": 1}, "SELECT * FROM y"),
         ("Information filter", {"tables": [], "used": False, "join_conditions": ["a.id = b.id"],
                                 "key_info": {"metric": "revenue"}}, None),
         ("Classification & hint", {"label": "JOIN, NON-NESTED", "question_type": "join",
@@ -42,6 +42,8 @@ def _trace_script():
     events = [StepEvent(index=i, step=f"s{i}", agent=agent, title="", parsed=parsed, sql=sql,
                         calls=[call], seconds=1.0)
               for i, (agent, parsed, sql) in enumerate(shapes)]
+    events[1].execution = {"ok": False, "error": "no such column: q", "error_class":
+                           "OperationalError", "hint": "EXECUTION-HINT"}
     events.append(StepEvent(index=len(events), step="broken", agent="Selector", status="error",
                             error="STEP-FAILED", parsed={"unexpected": "shape"}))
     render_trace(events, expanded=True)
@@ -56,8 +58,11 @@ def test_every_agent_shape_renders_readably():
     assert at.get("json") == []  # parsed output is never dumped as raw JSON
     text = " ".join(m.value for m in at.markdown)
     for expected in ("SUB-Q", "no such table: x", "JOIN, NON-NESTED", "REVIEW-COMMENT",
-                     "REBUTTAL", "STEP-FAILED", "- plain"):
+                     "REBUTTAL", "STEP-FAILED", "- plain", "no such column: q"):
         assert expected in text, expected
+    captions = " ".join(c.value for c in at.caption)
+    assert "Hint given with the error: REFINER-HINT" in captions
+    assert "EXECUTION-HINT" in captions
     selector = at.status[0].dataframe[0].value
     assert selector.to_dict("records")[0]["decision"] == "keep some columns"
     refiner_code = [c.value for c in at.status[2].code]
