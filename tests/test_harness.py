@@ -333,6 +333,10 @@ def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, caps
     # a different seed would mix two samples: refused
     assert main(args + ["--seed", "5"]) == 2
     assert "other settings" in capsys.readouterr().err
+    # so would repair prompts without the name-error hint
+    assert main(args + ["--no-error-hints"]) == 2
+    assert "error_hints: True there, False now" in capsys.readouterr().err
+    assert report["settings"]["name-error hints"] == "on"
 
 
 @pytest.mark.parametrize("extra, message", [

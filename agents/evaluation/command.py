@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..cli import CLIError, UsageError, add_llm_options
+from ..engine import ExecLimits
 from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
@@ -23,7 +24,7 @@ from .report import render_markdown, run_metadata, write_report
 MANIFEST = "manifest.json"
 # Manifest keys that must match for a folder to be resumed: anything else makes the old and new
 # lines incomparable.
-RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model")
+RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -59,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="row cap of scoring queries; capped results are flagged (default 100000)")
     p.add_argument("--keep-distinct", action="store_true",
                    help="compare with DISTINCT kept (the official script removes it by default)")
+    p.add_argument("--no-error-hints", action="store_true",
+                   help="show repair agents SQLite's bare error, without the hint naming the "
+                        "real tables and columns (to measure what the hint is worth)")
     add_llm_options(p)
     p.set_defaults(func=main)
     return p
@@ -120,12 +124,14 @@ def main(args: argparse.Namespace) -> int:
         raise CLIError(f"the model is not available: {exc}") from None
     model = llm.model or settings.resolved_model() or settings.describe()
     manifest = {"dataset": str(Path(dataset.root).resolve()), "sample_mode": args.sample,
-                "seed": args.seed, "keep_distinct": args.keep_distinct, "model": model}
+                "seed": args.seed, "keep_distinct": args.keep_distinct, "model": model,
+                "error_hints": not args.no_error_hints}
     _check_manifest(out, manifest)
 
     store = _store() if args.save_runs else None
     options = EvalOptions(exec_timeout=args.exec_timeout, max_rows=args.max_rows,
-                          keep_distinct=args.keep_distinct, workers=workers, params=params)
+                          keep_distinct=args.keep_distinct, workers=workers, params=params,
+                          step_limits=ExecLimits(hints=not args.no_error_hints))
 
     def on_record(record, run):
         if store is not None and run is not None:
@@ -151,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
             "scoring row cap": args.max_rows,
             "pipeline query limits": f"{options.step_limits.timeout:g} s, "
                                      f"{options.step_limits.max_rows} rows",
+            "name-error hints": "on" if options.step_limits.hints else "off",
             "pipeline parameters": json.dumps(params) if params else "defaults",
             "few-shot examples": args.examples or "none",
         },
