@@ -35,6 +35,11 @@ class ParseError(ValueError):
     """A model answer did not have the required form; the message is fed back to the model."""
 
 
+class UnparseableAnswer(StepError):
+    """The model's answer had the wrong form twice (after the retry); a step whose output is
+    optional, such as the MAC-SQL Selector, catches this and carries on without it."""
+
+
 @dataclass
 class ParamSpec:
     """One user-settable pipeline parameter (shown in the CLI, the app and the harness)."""
@@ -221,7 +226,8 @@ class StepContext:
                         f"Your answer could not be used: {last_error}. "
                         "Answer again, exactly in the required format.")},
                 ]
-        raise StepError(f"the model's answer could not be parsed after a retry: {last_error}")
+        raise UnparseableAnswer(
+            f"the model's answer could not be parsed after a retry: {last_error}")
 
     # -- database -----------------------------------------------------------------------------
     def execute(self, sql: str, *, record: bool = True):

@@ -126,18 +126,37 @@ def test_selector_runs_on_a_large_schema_and_drops_unknown_names(wide_db, llm, s
     assert request["response_format"]["type"] in ("json_schema", "json_object")
 
 
-def test_selector_retries_malformed_json_once_then_fails_the_step(wide_db, llm, scripted_llm):
+def test_selector_retries_malformed_json_once_then_uses_the_whole_schema(wide_db, llm,
+                                                                         scripted_llm):
     scripted_llm.when(SELECTOR, "I think tables t0 and t1 are relevant.")
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t7")))
     result = run(wide_db, llm)
 
-    assert result.status == "failed"
-    selector = result.events[-1]
-    assert selector.agent == "Selector" and selector.status == "error"
-    assert "could not be parsed" in selector.error
-    assert len(selector.calls) == 2
+    assert result.status == "done", result.error
+    selector = result.events[0]
+    assert selector.agent == "Selector" and selector.status == "ok"
+    assert selector.parsed == {"tables": [], "used": False}
+    assert selector.data["selection"] is None
+    assert len(selector.calls) == 2 and all("unparseable" in c.error for c in selector.calls)
+    assert any("could not be parsed" in n and "whole schema is used" in n
+               for n in selector.notes)
     retry = requests_for(scripted_llm, SELECTOR)[1]
     assert "could not be used" in last_user_message(retry)
-    assert len(result.events) == 1 and "Selector" in result.error
+    decomposer_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    assert "# Table: t0" in decomposer_prompt and "# Table: t7" in decomposer_prompt
+    assert result.final_sql == "SELECT name FROM t7"
+
+
+def test_an_unreachable_model_still_fails_the_selector_step(wide_db, scripted_llm):
+    from agents.config import Settings
+    from agents.llm import make_client
+
+    dead = make_client(Settings(provider="openai", base_url="http://127.0.0.1:9/v1",
+                                api_key="k", model="m", max_retries=0,
+                                request_timeout=2))
+    result = run(wide_db, dead)
+    assert result.status == "failed"
+    assert result.events[-1].agent == "Selector" and "model call failed" in result.error
 
 
 def test_selector_accepts_the_retried_answer(wide_db, llm, scripted_llm):

@@ -5,14 +5,15 @@ The paper's prompt (Appendix A.1) asks for a JSON object ``{table: "keep_all" | 
 dropped (and noted) so an invented column never reaches the Decomposer, a table the answer does
 not mention is kept whole (losing a needed table costs more than a longer prompt), and the
 primary- and foreign-key columns of a kept table stay so joins remain possible -- as in the
-reference implementation.
+reference implementation. Pruning only saves prompt length, so an answer that cannot be read
+even after the retry does not end the run: the Decomposer gets the whole schema.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import ParseError, StepContext
+from ...engine import ParseError, StepContext, UnparseableAnswer
 from ...parsing import extract_json
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, schema_size, user_message
@@ -157,7 +158,12 @@ def run(ctx: StepContext) -> str:
     prompt = render(load(str(HERE), "selector"), db_id=schema.db_name or ctx.db.name,
                     desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
                     evidence=evidence_text(ctx.evidence))
-    answer = ctx.ask(user_message(prompt), parse=parse_answer, json_schema=ANSWER_SCHEMA)
+    try:
+        answer = ctx.ask(user_message(prompt), parse=parse_answer, json_schema=ANSWER_SCHEMA)
+    except UnparseableAnswer as exc:
+        ctx.note(f"{exc}; the whole schema is used instead")
+        ctx.set_output(parsed={"tables": [], "used": False})
+        return "decomposer"
     selection, rows, notes = resolve(schema, answer)
     for note in notes:
         ctx.note(note)
