@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import os
 from pathlib import Path
 
@@ -107,12 +106,10 @@ def raw_lines(out: Path) -> list[dict]:
 # -- gold as prediction ----------------------------------------------------------------------------
 @needs_spider
 def test_gold_as_prediction_scores_100_percent_on_spider_dev(tmp_path):
-    """All 972 executable dev questions (measured: ~4-6 s on 2 cores)."""
+    """All 972 executable dev questions (its speed is a benchmark figure, bench/README.md)."""
     ds = load_dataset(SPIDER)
-    started = time.perf_counter()
     outcome = run_evaluation(ds.questions, [GoldPipeline(ds.questions)], None, tmp_path,
                              EvalOptions(), **QUIET)
-    elapsed = time.perf_counter() - started
     records = read(tmp_path)
     assert outcome.written == len(records) == 972
     wrong = [(r["question_id"], r["gold_sql"], r.get("pred_error")) for r in records
@@ -121,7 +118,6 @@ def test_gold_as_prediction_scores_100_percent_on_spider_dev(tmp_path):
     assert not any(r["truncated"] for r in records)
     summary = build_report(records, {"dataset": {"missing_by_db": ds.missing_by_db()}})
     assert summary["pipelines"]["gold"]["ex"] == 100.0
-    assert elapsed < 60, f"gold-as-prediction took {elapsed:.0f} s"
 
 
 # -- verdicts, previews and traces -----------------------------------------------------------------

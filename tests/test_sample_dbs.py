@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -50,10 +49,8 @@ def _content_digest(path: Path) -> dict[str, str]:
         conn.close()
 
 
-def test_build_all_is_deterministic_fast_and_returns_paths(sample_dbs, tmp_path):
-    start = time.perf_counter()
+def test_build_all_is_deterministic_and_returns_paths(sample_dbs, tmp_path):
     paths = build_all(tmp_path)
-    assert time.perf_counter() - start < 30  # ~1.5 s on an idle 2-core machine
     assert [p.name for p in paths] == [f"{n}.sqlite" for n in NAMES]
     assert not list(tmp_path.glob("*.building"))
     for path in paths:
