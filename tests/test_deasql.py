@@ -13,17 +13,10 @@ from agents.pipelines.deasql import PIPELINE
 from agents.pipelines.deasql.classification import parse_label
 from agents.pipelines.deasql.sql_generation import FEW_SHOT_HEADER
 from dbfactory import SINGERS_SQL, make_db
+from prompt_markers import (DEA_ACTIVE as ACTIVE, DEA_CLASSIFY as CLASSIFY,
+                            DEA_CORRECT as CORRECT, DEA_ELEMENTS as ELEMENTS,
+                            DEA_FILTER as FILTER, DEA_GENERATE as GENERATE, DEA_REPAIR as REPAIR)
 from scripted_llm import prompt_text
-
-
-# Markers that tell the steps' prompts apart.
-ELEMENTS = "break down the requirements description into statistical elements"
-FILTER = "You are a data analyst."
-CLASSIFY = "classify it with two labels"
-GENERATE = "Please think carefully about the related fields"
-CORRECT = "fix the given SQLite QUERY for any issues"
-ACTIVE = "Please determine the type of question"
-REPAIR = "executing it failed with the error below"
 
 GOOD_SQL = "SELECT name FROM singer WHERE country = 'France'"
 DEFAULT_REPLIES = {

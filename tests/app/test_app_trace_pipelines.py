@@ -17,6 +17,9 @@ from agents.database import open_database
 from agents.engine import run_to_end, start_run
 from agents.example_bank import ExampleBank
 from app_helpers import TIMEOUT
+from prompt_markers import (DEA_ACTIVE as ACTIVE, DEA_CLASSIFY as CLASSIFY,
+                            DEA_CORRECT as CORRECT, DEA_ELEMENTS as ELEMENTS,
+                            DEA_FILTER as FILTER, DEA_GENERATE as GENERATE)
 
 # -- scripted runs on the shop database ---------------------------------------------------------
 
@@ -76,14 +79,6 @@ DEA_EXAMPLE_Q = "What is the total price paid by players from Spain?"
 DEA_EXTREMUM_QUESTION = "Which product has the highest price?"
 DEA_EXTREMUM_SQL = "SELECT name FROM products WHERE price = (SELECT MAX(price) FROM products)"
 DEA_REWRITE = "SELECT name FROM products ORDER BY price DESC LIMIT 1"
-
-# Markers that tell DEA-SQL's prompts apart (see tests/test_deasql.py).
-ELEMENTS = "break down the requirements description into statistical elements"
-FILTER = "You are a data analyst."
-CLASSIFY = "classify it with two labels"
-GENERATE = "Please think carefully about the related fields"
-CORRECT = "fix the given SQLite QUERY for any issues"
-ACTIVE = "Please determine the type of question"
 
 
 def script_deasql(server) -> None:

@@ -8,6 +8,7 @@ map alone (see :func:`~.schema_ops.restrict`).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ...engine import StepContext, StepError
@@ -93,7 +94,7 @@ def execution_text(result, visible: Schema | None = None) -> str:
     schema), never from the whole database."""
     if not result.ok:
         hint = explain_error(result.error, result.sql, visible) if visible is not None else None
-        return f"failed: {result.error}" + (f"\nHint: {hint}" if hint else "")
+        return "failed: " + dataclasses.replace(result, hint=hint).feedback()
     if not result.rows:
         return "ran without error and returned no rows"
     count = f"at least {result.row_count}" if result.truncated else str(result.row_count)

@@ -35,8 +35,10 @@ def run(ctx: StepContext) -> str | None:
         return None
     if result.ok:
         error, error_class = EMPTY_RESULT_ERROR, EMPTY_RESULT_CLASS
+        shown_error = error
     else:
         error, error_class = result.error or "unknown error", result.error_class or "Error"
+        shown_error = result.feedback()  # what the model reads: the error and its hint
     limit = ctx.params["max_refine"]
     if attempts >= limit:
         ctx.set_output(parsed={"status": "gave_up", "error": error, "error_class": error_class,
@@ -48,8 +50,7 @@ def run(ctx: StepContext) -> str | None:
     desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
     prompt = render(load(str(HERE), "refiner"), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(ctx.evidence), sql=sql,
-                    sqlite_error=result.feedback() if not result.ok else error,
-                    exception_class=error_class)
+                    sqlite_error=shown_error, exception_class=error_class)
     repaired = ctx.ask(user_message(prompt), parse=extract_sql).strip()
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
