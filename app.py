@@ -3,7 +3,7 @@
     streamlit run app.py
 
 It only sets up the page and the navigation; each page is a script in ``pages/`` and the shared
-UI code lives in ``pages/ui_*.py``. The engine in ``agents/`` never imports streamlit.
+UI code lives in the ``ui`` package. The engine in ``agents/`` never imports streamlit.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _keep_widget_values() -> None:
 
 def _pages() -> list:
     """The pages in menu order (each page script starts with ``run_through_app()``, see
-    ``pages/ui_bootstrap.py``)."""
+    ``ui/bootstrap.py``)."""
     pages = [
         st.Page("pages/ask.py", title="Ask", url_path="ask", default=True),
         st.Page("pages/schema.py", title="Schema", url_path="schema"),
@@ -51,7 +51,7 @@ navigation = st.navigation(_pages())
 with st.sidebar:
     st.caption("Text-to-SQL Agent Studio — LLM agents turn questions about a SQLite database "
                "into SQL, step by step.")
-    from pages import ui_state
+    from ui import state as ui_state
 
     try:
         settings = ui_state.effective_settings()
@@ -62,7 +62,7 @@ with st.sidebar:
 if settings is not None and settings.provider == "local":
     # Start the embedded model with the app (once per server process, behind a spinner), so
     # the first question does not wait for it. A failure is reported where a run needs it.
-    from pages import ui_services
+    from ui import services as ui_services
 
     try:
         ui_services.llm_client(settings)

@@ -9,10 +9,16 @@ import streamlit as st
 from agents.engine import resume_run, start_run
 from agents.pipelines import get_pipeline, list_pipelines
 
-from pages import ui_databases, ui_params, ui_resume, ui_runner, ui_services, ui_state, ui_trace
-from pages.ui_bootstrap import run_through_app
-from pages.ui_db_panel import database_picker, database_summary
-from pages.ui_result import answer_pane
+from ui import databases as ui_databases
+from ui.widgets import params as ui_params
+from ui.widgets import resume as ui_resume
+from ui import runner as ui_runner
+from ui import services as ui_services
+from ui import state as ui_state
+from ui import trace as ui_trace
+from ui.bootstrap import run_through_app
+from ui.widgets.db_panel import database_picker, database_summary
+from ui.widgets.result import answer_pane
 
 JOB = "ask_job"
 RUN = "ask_run"

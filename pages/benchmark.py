@@ -21,9 +21,9 @@ from agents.evaluation.records import (RESULTS_FILE, find_result_folders, read_f
 from agents.evaluation.report import build_report, read_report
 from agents.paths import REPO_ROOT
 
-from pages import ui_services
-from pages.ui_bootstrap import run_through_app
-from pages.ui_format import format_sql, preview_frame
+from ui import services as ui_services
+from ui.bootstrap import run_through_app
+from ui.format import format_sql, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"
 UPLOAD = "bench_upload_data"

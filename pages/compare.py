@@ -13,11 +13,13 @@ from agents.compare import ComparisonResult, compare
 from agents.events import StepEvent, StepStarted
 from agents.pipelines import get_pipeline, list_pipelines
 
-from pages import ui_services, ui_state, ui_trace
-from pages.ui_bootstrap import run_through_app
-from pages.ui_db_panel import database_picker
-from pages.ui_format import format_sql
-from pages.ui_result import result_view
+from ui import services as ui_services
+from ui import state as ui_state
+from ui import trace as ui_trace
+from ui.bootstrap import run_through_app
+from ui.widgets.db_panel import database_picker
+from ui.format import format_sql
+from ui.widgets.result import result_view
 
 JOB = "cmp_job"
 RESULT = "cmp_result"

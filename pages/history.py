@@ -7,10 +7,13 @@ import streamlit as st
 
 from agents.store import ERROR_TYPES, UNANNOTATED, VERDICTS
 
-from pages import ui_databases, ui_services, ui_state, ui_trace
-from pages.ui_bootstrap import run_through_app
-from pages.ui_format import format_sql
-from pages.ui_result import result_view
+from ui import databases as ui_databases
+from ui import services as ui_services
+from ui import state as ui_state
+from ui import trace as ui_trace
+from ui.bootstrap import run_through_app
+from ui.format import format_sql
+from ui.widgets.result import result_view
 
 ANY = "(any)"
 NOTICE = "hist_notice"

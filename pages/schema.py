@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.ui_bootstrap import run_through_app
-from pages.ui_db_panel import database_picker
-from pages.ui_diagram import schema_dot
-from pages.ui_format import human_size, preview_frame
+from ui.bootstrap import run_through_app
+from ui.widgets.db_panel import database_picker
+from ui.widgets.diagram import schema_dot
+from ui.format import human_size, preview_frame
 
 run_through_app()
 st.title("Schema")

@@ -11,8 +11,10 @@ import streamlit as st
 from agents.config import SettingsError, mask_secret
 from agents.pipelines import list_pipelines
 
-from pages import ui_params, ui_services, ui_state
-from pages.ui_bootstrap import run_through_app
+from ui.widgets import params as ui_params
+from ui import services as ui_services
+from ui import state as ui_state
+from ui.bootstrap import run_through_app
 
 PROVIDER_LABELS = {"local": "Embedded model (runs on this machine, offline)",
                    "openai": "OpenAI-compatible endpoint"}

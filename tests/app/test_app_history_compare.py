@@ -137,7 +137,7 @@ def test_compare_needs_two_pipelines_and_a_question(app):
 
 
 def test_stop_finalizes_a_stopped_run_without_waiting_for_the_model(app_env, llm, sample_dbs):
-    from pages.ui_runner import RunJob, start_job, stop_job
+    from ui.runner import RunJob, start_job, stop_job
 
     app_env.push({"content": f"```sql\n{TOP5}\n```", "delay": 3})
     saved = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from app_helpers import errors, sqlite_bytes
-from pages.ui_charts import choose_chart
-from pages.ui_diagram import dot_id, schema_dot
-from pages.ui_resume import selection_from_rows, selection_rows
+from ui.widgets.charts import choose_chart
+from ui.widgets.diagram import dot_id, schema_dot
+from ui.widgets.resume import selection_from_rows, selection_rows
 
 
 def button(at, label: str):

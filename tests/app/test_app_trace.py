@@ -10,7 +10,7 @@ from app_helpers import APP, TIMEOUT, sqlite_bytes
 def _trace_script():
     """Draws one event of every agent shape the pipelines produce (run as an AppTest script)."""
     from agents.events import LLMCall, StepEvent
-    from pages.ui_trace import render_trace
+    from ui.trace import render_trace
 
     call = LLMCall(messages=[{"role": "user", "content": "PROMPT-TEXT"}], raw="RAW-ANSWER",
                    prompt_tokens=10, completion_tokens=5, seconds=0.5)

@@ -174,7 +174,7 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
 def _draw_trace(events: list[dict]):
     """The AppTest script: one pipeline's events drawn as on the Ask page, steps expanded."""
     from agents.events import StepEvent
-    from pages.ui_trace import render_trace
+    from ui.trace import render_trace
 
     render_trace([StepEvent.from_dict(e) for e in events], expanded=True)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from . import ui_databases as dbs
-from . import ui_state
-from .ui_format import human_size
+from ui import databases as dbs
+from ui import state as ui_state
+from ui.format import human_size
 
 UPLOAD_OUTCOME = "upload_outcome"
 

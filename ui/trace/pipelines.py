@@ -2,7 +2,7 @@
 
 Each renderer turns one agent's ``StepEvent.parsed`` into what a person scans first: a verdict
 badge, a short table of schemas, the question type and the prompt it picked, the SQL diff of a
-revision. They are registered in :mod:`pages.ui_trace` by agent name; a shape a renderer does not
+revision. They are registered in :mod:`ui.trace` by agent name; a shape a renderer does not
 expect raises, and the registry then falls back to the generic view, so an edited or older run
 never breaks the page. Names (tables, columns, entities) are shown as code spans, free text is
 escaped so a ``$`` or ``|`` in a model's comment cannot turn into math or a table cell.
@@ -17,8 +17,8 @@ from typing import Any, Iterable
 
 import streamlit as st
 
-from .ui_format import format_sql
-from .ui_trace import register, render_sql_change
+from ui.format import format_sql
+from ui.trace import register, render_sql_change
 
 # -- text helpers -------------------------------------------------------------------------------
 

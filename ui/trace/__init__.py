@@ -4,7 +4,7 @@ The same functions draw a live run, a finished run and a run replayed from the s
 three always look alike. Each agent's structured output (``StepEvent.parsed``) is drawn by the
 renderer registered under its agent name -- the Selector's decisions as a table, the
 Decomposer's sub-questions with their SQL, the Refiner's error and repair; the DEA-SQL, R³ and
-CSMA agents' renderers live in :mod:`pages.ui_trace_pipelines` -- and anything without a
+CSMA agents' renderers live in :mod:`ui.trace.pipelines` -- and anything without a
 dedicated renderer goes through :func:`render_generic`, which shows dicts as tables and text as
 markdown, never as raw JSON. The prompt and raw model output sit one click away.
 """
@@ -20,7 +20,7 @@ import streamlit as st
 
 from agents.events import StepEvent, StepStarted
 
-from .ui_format import format_sql, is_scalar, preview_frame, tokens_text
+from ui.format import format_sql, is_scalar, preview_frame, tokens_text
 
 Renderer = Callable[[Any], None]
 
@@ -328,4 +328,4 @@ def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:
 
 
 # The DEA-SQL, R3 and CSMA renderers register themselves on import (they use the names above).
-from . import ui_trace_pipelines  # noqa: E402,F401
+from . import pipelines  # noqa: E402,F401

@@ -17,7 +17,7 @@ import streamlit as st
 
 from agents.paths import SAMPLE_DBS, cache_dir
 
-from . import ui_state
+from ui import state as ui_state
 
 UPLOADS = "uploaded_dbs"
 ACTIVE_DB = "active_db"

@@ -17,8 +17,8 @@ import streamlit as st
 
 from agents.events import Run, StepEvent
 
-from .ui_format import format_sql
-from .ui_trace import done_label
+from ui.format import format_sql
+from ui.trace import done_label
 
 KEEP_ALL = "keep_all"
 

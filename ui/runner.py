@@ -24,7 +24,7 @@ import streamlit as st
 from agents.engine import Pipeline
 from agents.events import Run, RunFinished, StepEvent, StepStarted
 
-from . import ui_trace
+from ui import trace as ui_trace
 
 POLL_S = 0.25
 

@@ -12,8 +12,11 @@ import streamlit as st
 
 from agents.events import Run
 
-from . import ui_charts, ui_databases, ui_services, ui_state
-from .ui_format import format_sql, preview_frame
+from ui.widgets import charts as ui_charts
+from ui import databases as ui_databases
+from ui import services as ui_services
+from ui import state as ui_state
+from ui.format import format_sql, preview_frame
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
 
