@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from .engine import ExecLimits, Pipeline, start_run
 from .events import RunFinished, StepEvent, StepStarted
+from .sqltext import format_sql, result_text
 
 PROG = "python -m agents"
 MAX_QUESTION_CHARS = 20_000
@@ -294,7 +295,7 @@ def _print_outcome(run, max_rows: int, out) -> None:
     if run.result:
         print("", file=out)
         if run.result.get("ok"):
-            print(format_result(run.result, max_rows), file=out)
+            print(result_text(run.result, max_rows), file=out)
         else:
             print(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
                   f"{run.result.get('error')}", file=out)
@@ -383,46 +384,6 @@ def _sql_shown(parsed: dict, sql: str) -> bool:
     if "sub_questions" in parsed:
         return any((p.get("sql") or "").strip() == sql.strip() for p in parsed["sub_questions"])
     return "sql_before" in parsed or parsed.get("sql") == sql
-
-
-def format_sql(sql: str) -> str:
-    """SQL laid out one clause per line (sqlparse); unchanged when it cannot be parsed."""
-    try:
-        import sqlparse
-
-        # keyword case is left alone: sqlparse would also upper-case a column called "year"
-        return sqlparse.format(sql, reindent=True).strip()
-    except Exception:  # noqa: BLE001 -- formatting is cosmetic
-        return sql.strip()
-
-
-def format_result(result: dict, max_rows: int) -> str:
-    """A plain-text table of a result preview, at most ``max_rows`` rows."""
-    columns = [str(c) for c in result.get("columns") or []]
-    rows = result.get("rows") or []
-    shown = rows[:max_rows]
-    cells = [[_cell(v) for v in row] for row in shown]
-    widths = [len(c) for c in columns]
-    for row in cells:
-        for i, text in enumerate(row):
-            if i < len(widths):
-                widths[i] = max(widths[i], len(text))
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(t.ljust(w) for t, w in zip(row, widths)).rstrip() for row in cells]
-    total = result.get("row_count", len(rows))
-    more = "+" if result.get("truncated") else ""
-    if len(shown) < total or result.get("truncated"):
-        lines.append(f"(truncated: showing {len(shown)} of {total}{more} rows)")
-    else:
-        lines.append(f"({total} row{'s' if total != 1 else ''})")
-    return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    text = "NULL" if value is None else str(value)
-    text = " ".join(text.split())
-    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 3] + "..."
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -545,7 +506,7 @@ def print_comparison(result, max_rows: int) -> None:
         if o.final_sql:
             print(_indent(format_sql(o.final_sql), 2))
         if o.result_ok:
-            print(_indent(format_result(o.result, max_rows), 2))
+            print(_indent(result_text(o.result, max_rows), 2))
         elif o.result:
             print(f"  the SQL failed: {o.result.get('error')}")
         if o.error:

@@ -8,17 +8,14 @@ names are ignored: aliases are a matter of taste, values are not.
 
 from __future__ import annotations
 
-import itertools
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .engine import ExecLimits, Pipeline, run_to_end, start_run
 from .events import Run
 from .pipelines import get_pipeline
+from .sqltext import results_equal
 
-MAX_PERMUTATIONS = 5040  # 7! column orders; wider results only match in their given order
-FLOAT_DIGITS = 6
 
 
 @dataclass
@@ -127,60 +124,10 @@ def agreement_groups(outcomes: list[PipelineOutcome]) -> list[list[str]]:
         if not outcome.result_ok:
             continue
         for result, names in groups:
-            if results_agree(result, outcome.result):
+            if results_equal(result, outcome.result):
                 names.append(outcome.pipeline)
                 break
         else:
             groups.append((outcome.result, [outcome.pipeline]))
     ordered = sorted(groups, key=lambda g: -len(g[1]))  # stable: ties keep pipeline order
     return [names for _, names in ordered]
-
-
-def results_agree(a: dict, b: dict) -> bool:
-    """True when two result previews hold the same multiset of rows, in any column order."""
-    rows_a, rows_b = _rows(a), _rows(b)
-    if len(rows_a) != len(rows_b) or a.get("row_count") != b.get("row_count"):
-        return False
-    width = len(rows_a[0]) if rows_a else len(a.get("columns") or [])
-    if width != (len(rows_b[0]) if rows_b else len(b.get("columns") or [])):
-        return False
-    if not rows_a:
-        return True
-    target = Counter(rows_b)
-    if Counter(rows_a) == target:
-        return True
-    for order in _column_orders(rows_a, rows_b, width):
-        if Counter(tuple(row[i] for i in order) for row in rows_a) == target:
-            return True
-    return False
-
-
-def _column_orders(rows_a: list[tuple], rows_b: list[tuple], width: int):
-    """Column permutations of ``a`` whose every column holds the same values as ``b``'s."""
-    cols_a = [Counter(row[i] for row in rows_a) for i in range(width)]
-    cols_b = [Counter(row[i] for row in rows_b) for i in range(width)]
-    candidates = [[i for i in range(width) if cols_a[i] == cols_b[j]] for j in range(width)]
-    if any(not c for c in candidates):
-        return
-    tried = 0
-    for order in itertools.product(*candidates):
-        if len(set(order)) != width:
-            continue
-        tried += 1
-        if tried > MAX_PERMUTATIONS:
-            return
-        yield order
-
-
-def _rows(result: dict) -> list[tuple]:
-    return [tuple(_normal(v) for v in row) for row in result.get("rows") or []]
-
-
-def _normal(value: Any) -> Any:
-    """Equal-looking values compare equal: 2 == 2.0, floats to 6 decimals."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float):
-        rounded = round(value, FLOAT_DIGITS)
-        return int(rounded) if rounded.is_integer() else rounded
-    return value

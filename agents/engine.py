@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 from .error_hints import explain_error
 from .events import LLMCall, Run, RunFinished, StepEvent, StepStarted
+from .outputs import Generic, Output
 
 MAX_STEPS = 200  # a guard against a pipeline whose step graph loops forever
 
@@ -160,9 +161,17 @@ class StepContext:
     def set_inputs(self, **inputs: Any) -> None:
         self.event.inputs.update(_jsonable(inputs))
 
-    def set_output(self, parsed: Any = None, sql: str | None = None) -> None:
-        if parsed is not None:
-            self.event.parsed = _jsonable(parsed)
+    def set_output(self, output: Output | None = None, sql: str | None = None, *,
+                   parsed: Any = None) -> None:
+        """Record what the step produced: a typed record of one output kind (its views, the
+        CLI's and the editor's, dispatch on that kind) and the SQL it leaves, if any.
+        ``parsed=`` takes a plain JSON value instead, shown by the generic views."""
+        output = output if output is not None else parsed
+        if output is not None:
+            if not isinstance(output, Output):  # a plain dict: shown by the generic view
+                output = Generic(data=output)
+            self.event.kind = output.kind
+            self.event.parsed = _jsonable(output.to_dict())
         if sql is not None:
             self.event.sql = sql
 

@@ -14,6 +14,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .outputs.base import Output, infer_kind, load
+
 
 @dataclass
 class LLMCall:
@@ -63,6 +65,7 @@ class StepEvent:
     title: str = ""
     status: str = "ok"  # ok | error | skipped
     inputs: dict = field(default_factory=dict)
+    kind: str = ""  # the kind of ``parsed`` (agents.outputs); "" for runs stored before kinds
     parsed: Any = None
     sql: str | None = None
     execution: dict | None = None  # ExecResult.preview()
@@ -74,6 +77,16 @@ class StepEvent:
     data: dict = field(default_factory=dict)
     edited: bool = False
     started_at: float = 0.0
+
+    @property
+    def output_kind(self) -> str:
+        """The kind of this step's output; read from the agent's name for older runs."""
+        return self.kind or infer_kind(self.agent, self.parsed)
+
+    @property
+    def output(self) -> Output:
+        """This step's output as its typed record (Generic when it has no kind of its own)."""
+        return load(self.output_kind, self.parsed)
 
     @property
     def prompt_tokens(self) -> int:

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from agents.compare import PipelineOutcome, agreement_groups, compare, results_agree
+from agents.compare import PipelineOutcome, agreement_groups, compare
+from agents.sqltext import results_equal as results_agree
 from agents.database import open_database
 from agents.events import RunFinished, StepEvent
 

@@ -14,7 +14,7 @@ from agents.pipelines.r3 import PIPELINE
 from agents.pipelines.r3.dialogue import writer_messages
 from agents.pipelines.r3.replies import parse_personas, parse_review, parse_writer_reply
 from agents.pipelines.r3.result_table import result_table
-from agents.pipelines.r3.sqltext import same_sql, sql_diff
+from agents.sqltext import same_sql, sql_diff
 from agents.paths import SAMPLE_DBS
 from dbfactory import SINGERS_SQL, make_db
 from scripted_llm import last_user_message, prompt_text

@@ -1,21 +1,13 @@
-"""Small formatting helpers shared by the pages: SQL layout, sizes, result tables."""
+"""Small formatting helpers shared by the pages: sizes, result tables (SQL layout is
+:func:`agents.sqltext.format_sql`, re-exported here for the views)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pandas as pd
-import sqlparse
 
-
-def format_sql(sql: str | None) -> str:
-    """SQL laid out one clause per line with upper-case keywords (text is otherwise unchanged)."""
-    if not sql:
-        return ""
-    try:
-        return sqlparse.format(sql.strip(), reindent=True, keyword_case="upper").strip()
-    except Exception:  # formatting is cosmetic; never lose the user's SQL over it
-        return sql.strip()
+from agents.sqltext import format_sql  # noqa: F401 -- one layout for every view
 
 
 def human_size(n: int | float | None) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from agents.events import StepEvent, StepStarted
+from agents.sqltext import normalize_sql
 
 from ui.format import format_sql, is_scalar, preview_frame, tokens_text
 
@@ -131,7 +132,7 @@ def render_refinement(parsed: dict) -> None:
 
 def render_sql_change(before: str | None, after: str | None) -> None:
     """An SQL revision: both versions side by side, or one when nothing changed."""
-    if before and after and _norm_sql(before) == _norm_sql(after):
+    if before and after and normalize_sql(before) == normalize_sql(after):
         st.caption("SQL unchanged")
         st.code(format_sql(after), language="sql")
         return
@@ -271,10 +272,6 @@ def render_event(event: StepEvent) -> None:
         st.caption(f"No model call · {event.seconds:.2f} s")
 
 
-def _norm_sql(sql: str) -> str:
-    return " ".join(sql.strip().rstrip(";").split()).lower()
-
-
 def _strings(value: Any):
     if isinstance(value, str):
         yield value
@@ -288,8 +285,8 @@ def _strings(value: Any):
 
 def _shows(parsed: Any, sql: str) -> bool:
     """Whether the view of ``parsed`` already shows ``sql`` (so it is not shown twice)."""
-    target = _norm_sql(sql)
-    return any(_norm_sql(text) == target for text in _strings(parsed))
+    target = normalize_sql(sql)
+    return any(normalize_sql(text) == target for text in _strings(parsed))
 
 
 def _shows_text(parsed: Any, note: str) -> bool:

@@ -16,6 +16,7 @@ from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
 from ui import services as ui_services
 from ui import state as ui_state
+from agents.sqltext import same_sql
 from ui.format import format_sql, preview_frame
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
@@ -150,19 +151,14 @@ def _failure_text(result) -> str:
     return f"The SQL failed ({result.error_class or 'error'}): {result.error}"
 
 
-def _same(a: str | None, b: str | None) -> bool:
-    norm = lambda s: " ".join((s or "").strip().rstrip(";").split()).lower()  # noqa: E731
-    return norm(a) == norm(b)
-
-
 def _accept(run: Run, db_key: str | None, sql: str, edited: dict | None,
             limits) -> tuple[str, str]:
     """Store the SQL in the box as the accepted answer, after checking it runs."""
     if not sql.strip():
         return "error", "There is no SQL to accept."
-    if edited and _same(edited["sql"], sql):
+    if edited and same_sql(edited["sql"], sql):
         preview = edited["preview"]
-    elif _same(run.final_sql, sql) or _same(format_sql(run.final_sql), sql):
+    elif same_sql(run.final_sql, sql) or same_sql(format_sql(run.final_sql), sql):
         preview = run.result
     else:
         failed = _run_edited(run, db_key, sql, limits)

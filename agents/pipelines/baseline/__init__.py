@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...outputs import SQLDraft
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...schema import sql_name
@@ -77,7 +78,7 @@ def write_sql(ctx: StepContext) -> None:
                     question=question_text(ctx.question, ctx.evidence))
     sql = ctx.ask(user_message(prompt), parse=extract_sql).strip()
     ctx.data["sql"] = sql
-    ctx.set_output(parsed={"sql": sql}, sql=sql)
+    ctx.set_output(SQLDraft(sql=sql), sql=sql)
     return None
 
 

@@ -12,6 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from ...engine import StepContext, StepError
+from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -138,14 +139,14 @@ def partition(ctx: StepContext) -> str:
     data.update(n_agents=len(parts), partition_mode=mode, round=1,
                 private={str(k): m for k, m in enumerate(private, start=1)})
     ctx.set_inputs(tables=len(tables), agents=len(parts), partition=mode)
-    ctx.set_output(parsed={
-        "partition": mode,
-        "agents": [{"agent": agent_label(k), "tables": list(m),
-                    "columns": sum(len(c) for c in m.values())}
-                   for k, m in enumerate(private, start=1)],
-        "private_schemas": [{"agent": agent_label(k), **row}
-                            for k, m in enumerate(private, start=1) for row in ops.as_rows(m)],
-    })
+    ctx.set_output(SchemaPartition(
+        partition=mode,
+        agents=[{"agent": agent_label(k), "tables": list(m),
+                 "columns": sum(len(c) for c in m.values())}
+                for k, m in enumerate(private, start=1)],
+        private_schemas=[{"agent": agent_label(k), **row}
+                         for k, m in enumerate(private, start=1) for row in ops.as_rows(m)],
+    ))
     return "extract:1"
 
 
@@ -176,17 +177,17 @@ def extract(ctx: StepContext, agent: int) -> str | None:
     data["rounds"] = list(data.get("rounds") or []) + [{
         "round": data["round"], "agent": agent, "extracted": extracted, "global": new_global,
         "check": None, "sql": None}]
-    ctx.set_output(parsed={
-        "round": data["round"],
-        "agent": agent_label(agent),
-        "private_schema": ops.as_rows(data["private"][str(agent)]),
-        "known_schema": ops.as_rows(known),
-        "extracted": [{"table": t, "columns": cols, "chosen_by_model": chosen.get(t, []),
-                       "added_for_joins": join_added.get(t, []),
-                       "added_for_retention": retained.get(t, [])}
-                      for t, cols in extracted.items()],
-        "global_schema": ops.as_rows(new_global),
-    })
+    ctx.set_output(SchemaExtraction(
+        round=data["round"],
+        agent=agent_label(agent),
+        private_schema=ops.as_rows(data["private"][str(agent)]),
+        known_schema=ops.as_rows(known),
+        extracted=[{"table": t, "columns": cols, "chosen_by_model": chosen.get(t, []),
+                    "added_for_joins": join_added.get(t, []),
+                    "added_for_retention": retained.get(t, [])}
+                   for t, cols in extracted.items()],
+        global_schema=ops.as_rows(new_global),
+    ))
     return f"check:{agent}" if data.get("sql") else f"generate:{agent}"
 
 
@@ -219,10 +220,10 @@ def check(ctx: StepContext, agent: int) -> str | None:
     data["checks"] = list(data.get("checks") or []) + [record]
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["check"] = record
-    ctx.set_output(parsed={"round": data["round"], "agent": agent_label(agent),
-                           "verdict": verdict["verdict"], "reason": verdict["reason"],
-                           "sql_by": agent_label(author) if author else "edited",
-                           "execution": execution, "sql": sql}, sql=sql)
+    ctx.set_output(SQLCheck(round=data["round"], agent=agent_label(agent),
+                            verdict=verdict["verdict"], reason=verdict["reason"],
+                            sql_by=agent_label(author) if author else "edited",
+                            execution=execution, sql=sql), sql=sql)
     if verdict["verdict"] == POSITIVE:
         data["stop_reason"] = f"{agent_label(agent)} judged the SQL correct"
         return None
@@ -271,7 +272,7 @@ def generate(ctx: StepContext, agent: int) -> str | None:
               "executes": result.ok, "sql": sql}
     if sub_questions is not None:
         parsed["sub_questions"] = sub_questions
-    ctx.set_output(parsed=parsed, sql=sql)
+    ctx.set_output(AgentSQL(**parsed), sql=sql)
     if not result.ok:
         ctx.note(f"the SQL fails to execute: {result.error}")
     return next_round(ctx)

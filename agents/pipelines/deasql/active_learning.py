@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ...engine import ParseError, StepContext
+from .outputs import ActiveLearning
 from ...parsing import extract_sql
 from .shared import hint_text, parse_sql, prompt, same_sql, table_info, working_schema
 
@@ -99,5 +100,5 @@ def run(ctx: StepContext) -> str:
         ctx.execute(before)
     parsed["reason"] = reason
     ctx.note(reason)
-    ctx.set_output(parsed=parsed, sql=ctx.data["sql"])
+    ctx.set_output(ActiveLearning(**parsed), sql=ctx.data["sql"])
     return "execution_check"

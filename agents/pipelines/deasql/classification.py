@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ...engine import ParseError, StepContext
+from .outputs import Classification
 from ...example_bank import EASY, JOIN, JOIN_NESTED, NESTED
 from .shared import prompt, table_info, working_schema
 
@@ -52,7 +53,7 @@ def _qtype(join: bool, nested: bool) -> str:
 def run(ctx: StepContext) -> str:
     ctx.data["qtype"] = None
     if not ctx.params["classification"]:
-        ctx.set_output(parsed={"question_type": None})
+        ctx.set_output(Classification(question_type=None))
         ctx.skip("classification is off: SQL generation uses one fixed hint for every question")
         return "sql_generation"
     schema = working_schema(ctx)
@@ -61,5 +62,5 @@ def run(ctx: StepContext) -> str:
                             question=ctx.question.strip()),
                      parse=parse_label, max_tokens=MAX_TOKENS)
     ctx.data["qtype"] = answer["question_type"]
-    ctx.set_output(parsed=answer)
+    ctx.set_output(Classification(**answer))
     return "sql_generation"

@@ -8,6 +8,7 @@ and the entities guide the information filter and mask the question for few-shot
 from __future__ import annotations
 
 from ...engine import ParseError, StepContext
+from .outputs import Elements
 from ...parsing import extract_json
 from .shared import hint_text, prompt
 
@@ -50,7 +51,7 @@ def run(ctx: StepContext) -> str:
                      parse=parse_answer, json_schema=ANSWER_SCHEMA, max_tokens=MAX_TOKENS)
     ctx.data["entities"] = answer["entities"]
     ctx.data["main_metric"] = answer["query"]
-    ctx.set_output(parsed={"entities": answer["entities"], "rewritten_question": answer["query"]})
+    ctx.set_output(Elements(entities=answer["entities"], rewritten_question=answer["query"]))
     if not answer["entities"]:
         ctx.note("no entities found; the information filter works from the question alone")
     return "information_filter"

@@ -10,6 +10,7 @@ with the hint of :mod:`agents.error_hints`.
 from __future__ import annotations
 
 from ...engine import StepContext, StepError
+from ...outputs import ExecutionCheck
 from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
                      same_sql, table_info)
 
@@ -42,8 +43,10 @@ def run(ctx: StepContext) -> None:
         sql = fixed
         ctx.data["sql"] = sql
         result = ctx.execute(sql)
-    ctx.set_output(parsed={"ok": result.ok, "rows": result.row_count if result.ok else None,
-                           "repairs": history}, sql=sql)
+    ctx.set_output(ExecutionCheck(ok=result.ok, rows=result.row_count if result.ok else None,
+                                  error=None if result.ok else result.error,
+                                  error_class=None if result.ok else result.error_class,
+                                  repairs=history), sql=sql)
     if not result.ok:
         tried = f" after {attempt} repair attempt(s)" if attempt else ""
         raise StepError(f"the SQL does not run{tried}: {result.error}")

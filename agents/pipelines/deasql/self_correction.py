@@ -8,6 +8,7 @@ runs while the SQL before it ran is not taken (the SQL before it is kept and the
 from __future__ import annotations
 
 from ...engine import StepContext
+from .outputs import SelfCorrection
 from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, same_sql,
                      table_info, working_schema)
 
@@ -43,5 +44,5 @@ def run(ctx: StepContext) -> str:
         else:
             parsed["changed"] = True
             ctx.data["sql"] = after
-    ctx.set_output(parsed=parsed, sql=ctx.data["sql"])
+    ctx.set_output(SelfCorrection(**parsed), sql=ctx.data["sql"])
     return "active_learning"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...sqltext import same_sql  # noqa: F401 -- the steps import it from here
 from ...engine import ParseError, StepContext
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -82,12 +83,3 @@ def parse_sql(text: str) -> str:
     if not _QUERY_START.match(sql):
         raise ParseError("the answer must be a single SQLite SELECT query")
     return sql
-
-
-def same_sql(a: str | None, b: str | None) -> bool:
-    """Equal up to whitespace and a trailing semicolon (a literal's case does matter)."""
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(sql: str | None) -> str:
-    return " ".join((sql or "").strip().rstrip(";").split())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from ...engine import ParseError, StepContext
+from .outputs import FewShotGeneration
 from ...example_bank import EASY, JOIN
 from ...parsing import extract_json
 from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, main_metric, parse_sql,
@@ -119,7 +120,8 @@ def run(ctx: StepContext) -> str:
     result = ctx.execute(sql)
     if not result.ok:
         ctx.note(f"the SQL fails ({result.error}); the later steps may fix it")
-    ctx.set_output(parsed={"question_type": qtype, "template": template,
-                           "examples": [{k: e[k] for k in ("question", "sql", "qtype", "score")}
-                                        for e in examples]}, sql=sql)
+    ctx.set_output(FewShotGeneration(
+        question_type=qtype, template=template,
+        examples=[{k: e[k] for k in ("question", "sql", "qtype", "score")} for e in examples]),
+        sql=sql)
     return "self_correction"

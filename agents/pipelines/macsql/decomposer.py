@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from ...engine import ParseError, StepContext
+from ...outputs import Decomposition
 from ...parsing import extract_sql_blocks
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
@@ -62,5 +63,5 @@ def run(ctx: StepContext) -> str:
     ctx.data["sub_questions"] = answer["sub_questions"]
     ctx.data["sql"] = answer["sql"]
     ctx.data["refine_attempts"] = 0
-    ctx.set_output(parsed={"sub_questions": answer["sub_questions"]}, sql=answer["sql"])
+    ctx.set_output(Decomposition(sub_questions=answer["sub_questions"]), sql=answer["sql"])
     return "refiner"

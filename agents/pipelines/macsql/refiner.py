@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...sqltext import same_sql
 from ...engine import StepContext, StepError
+from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
@@ -31,7 +33,7 @@ def run(ctx: StepContext) -> str | None:
     ctx.set_inputs(sql=sql, repairs_so_far=attempts)
     result = ctx.execute(sql)
     if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
-        ctx.set_output(parsed={"status": "ok", "rows": result.row_count}, sql=sql)
+        ctx.set_output(SQLRepair(status="ok", rows=result.row_count), sql=sql)
         return None
     if result.ok:
         error, error_class = EMPTY_RESULT_ERROR, EMPTY_RESULT_CLASS
@@ -41,8 +43,8 @@ def run(ctx: StepContext) -> str | None:
         shown_error = result.feedback()  # what the model reads: the error and its hint
     limit = ctx.params["max_refine"]
     if attempts >= limit:
-        ctx.set_output(parsed={"status": "gave_up", "error": error, "error_class": error_class,
-                               "attempt": attempts}, sql=sql)
+        ctx.set_output(SQLRepair(status="gave_up", error=error, error_class=error_class,
+                                 attempt=attempts), sql=sql)
         ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit}); "
                  f"keeping the last SQL")
         return None
@@ -54,16 +56,10 @@ def run(ctx: StepContext) -> str | None:
     repaired = ctx.ask(user_message(prompt), parse=extract_sql).strip()
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
-    ctx.set_output(parsed={"error": error, "error_class": error_class, "hint": result.hint,
-                           "sql_before": sql, "sql_after": repaired, "attempt": attempt},
-                   sql=repaired)
-    if _same_sql(repaired, sql):
+    ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,
+                             sql_before=sql, sql_after=repaired, attempt=attempt), sql=repaired)
+    if same_sql(repaired, sql):
         ctx.note("the repair is the same SQL as before; asking again would give the same answer")
         return None
     ctx.data["sql"] = repaired
     return "refiner"
-
-
-def _same_sql(a: str, b: str) -> bool:
-    """Equal up to whitespace and a trailing semicolon (literals are case-sensitive)."""
-    return " ".join(a.strip().rstrip(";").split()) == " ".join(b.strip().rstrip(";").split())

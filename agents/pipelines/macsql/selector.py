@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...engine import ParseError, StepContext, UnparseableAnswer
+from ...outputs import SchemaSelection
 from ...parsing import extract_json
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, schema_size, user_message
@@ -145,12 +146,12 @@ def run(ctx: StepContext) -> str:
     ctx.data["selection"] = None
     mode = ctx.params["use_selector"]
     if mode == "never":
-        ctx.set_output(parsed={"tables": [], "used": False})
+        ctx.set_output(SchemaSelection(used=False))
         ctx.skip("the Selector is switched off (use_selector=never)")
         return "decomposer"
     if mode == "auto" and not needs_selection(schema, ctx.params["selector_max_avg_columns"],
                                               ctx.params["selector_max_columns"]):
-        ctx.set_output(parsed={"tables": [], "used": False})
+        ctx.set_output(SchemaSelection(used=False))
         ctx.skip(f"schema small: {tables} tables, {columns} columns")
         return "decomposer"
 
@@ -162,11 +163,11 @@ def run(ctx: StepContext) -> str:
         answer = ctx.ask(user_message(prompt), parse=parse_answer, json_schema=ANSWER_SCHEMA)
     except UnparseableAnswer as exc:
         ctx.note(f"{exc}; the whole schema is used instead")
-        ctx.set_output(parsed={"tables": [], "used": False})
+        ctx.set_output(SchemaSelection(used=False))
         return "decomposer"
     selection, rows, notes = resolve(schema, answer)
     for note in notes:
         ctx.note(note)
     ctx.data["selection"] = selection
-    ctx.set_output(parsed={"tables": rows, "used": True})
+    ctx.set_output(SchemaSelection(tables=rows, used=True))
     return "decomposer"

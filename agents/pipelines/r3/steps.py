@@ -14,12 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...engine import StepContext, StepError
+from ...outputs import ExecutionCheck, SQLDraft, SQLRepair
+from .outputs import Review, ReviewerInvitation, Revision
 from ...prompts import load, render
 
 from . import dialogue
 from .replies import parse_personas, parse_review, parse_writer_reply
 from .result_table import result_table
-from .sqltext import same_sql, sql_diff
+from ...sqltext import same_sql, sql_diff
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -102,8 +104,8 @@ def write(ctx: StepContext) -> str:
     reply = ask_writer(ctx, None)
     ctx.data["sql"] = reply.sql
     ctx.data["fix_attempts"] = 0
-    ctx.set_output(parsed={"reasoning": reply.text, "style": ctx.params["writer_style"],
-                           "examples": len(ctx.data["examples"])}, sql=reply.sql)
+    ctx.set_output(SQLDraft(sql=reply.sql, reasoning=reply.text, style=ctx.params["writer_style"],
+                            examples=len(ctx.data["examples"])), sql=reply.sql)
     return "execute"
 
 
@@ -136,9 +138,9 @@ def execute(ctx: StepContext) -> str | None:
         data["fix_attempts"] = data.get("fix_attempts", 0) + 1
         data["last_error"] = result.feedback()
         data["last_error_class"] = result.error_class
-        ctx.set_output(parsed={"ok": False, "error": result.error,
-                               "error_class": result.error_class,
-                               "attempt": data["fix_attempts"]})
+        ctx.set_output(ExecutionCheck(ok=False, error=result.error,
+                                      error_class=result.error_class,
+                                      attempt=data["fix_attempts"]))
         limit = ctx.params["max_fix_attempts"]
         if data["fix_attempts"] > limit:
             raise StepError(f"the SQL still fails after {limit} correction(s): {result.error}")
@@ -146,7 +148,7 @@ def execute(ctx: StepContext) -> str | None:
     data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS)}
     data["fix_attempts"] = 0
     data["last_error"] = data["last_error_class"] = None
-    ctx.set_output(parsed={"ok": True, "rows": result.row_count, "round": data["round"]})
+    ctx.set_output(ExecutionCheck(ok=True, rows=result.row_count, round=data["round"]))
     if not data.get("personas"):
         return "invite"
     if data["round"] > ctx.params["max_rounds"]:
@@ -165,10 +167,10 @@ def fix(ctx: StepContext) -> str:
     message = render(load(str(HERE), "exec_error"), sql=before, error=error)
     reply = ask_writer(ctx, message)
     data["sql"] = reply.sql
-    ctx.set_output(parsed={"error": error, "error_class": data.get("last_error_class"),
-                           "sql_before": before,
-                           "sql_after": reply.sql, "attempt": data.get("fix_attempts", 1),
-                           "reasoning": reply.text}, sql=reply.sql)
+    ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
+                             sql_before=before, sql_after=reply.sql,
+                             attempt=data.get("fix_attempts", 1), reasoning=reply.text),
+                   sql=reply.sql)
     return "execute"
 
 
@@ -185,7 +187,7 @@ def invite(ctx: StepContext) -> str:
     elif len(personas) < n:
         ctx.note(f"{n} reviewers were asked for, the model invited {len(personas)}.")
     data["personas"] = personas
-    ctx.set_output(parsed={"reviewers": personas, "requested": n})
+    ctx.set_output(ReviewerInvitation(reviewers=personas, requested=n))
     start_round(data)
     return "review"
 
@@ -217,7 +219,7 @@ def review(ctx: StepContext) -> str | None:
              "verdict": verdict["verdict"], "comment": verdict["comment"]}
     data["reviews"] = data.get("reviews", [])[:index] + [entry]
     data["review_index"] = index + 1
-    ctx.set_output(parsed={"round": data["round"], **entry})
+    ctx.set_output(Review(round=data["round"], **entry))
     if data["review_index"] < len(personas):
         return "review"
     if ctx.params["stop_on_approval"] and all(r["verdict"] == "approve" for r in data["reviews"]):
@@ -264,7 +266,7 @@ def revise(ctx: StepContext) -> str | None:
               "sql_before": before, "sql_after": reply.sql, "diff": diff,
               "changed": not consensus, "consensus": consensus}
     data["rounds"] = data.get("rounds", []) + [record]
-    ctx.set_output(parsed=record, sql=before if consensus else reply.sql)
+    ctx.set_output(Revision(**record), sql=before if consensus else reply.sql)
     if consensus:
         data["stop_reason"] = "consensus"
         ctx.note("The writer kept the same SQL as in the previous round: consensus.")

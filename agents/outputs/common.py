@@ -1,0 +1,160 @@
+"""Output kinds that several pipelines produce: a SQL draft, a schema selection, a decomposition
+into sub-questions, a repair of failing SQL, an execution check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..sqltext import format_sql
+from .base import Output, register
+
+
+def indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line for line in (text or "").splitlines())
+
+
+@register
+@dataclass
+class SQLDraft(Output):
+    """A writer's SQL, with the reasoning it wrote first when its prompt asks for one."""
+
+    kind: ClassVar[str] = "sql_draft"
+    required: ClassVar[tuple[str, ...]] = ()
+    sql: str | None = None
+    reasoning: str | None = None
+    style: str | None = None  # the prompt style, e.g. R³'s "cot" (chain of thought)
+    examples: int | None = None  # how many few-shot examples the prompt held
+
+    def text_lines(self) -> list[str]:
+        lines = []
+        if self.style:
+            lines.append(f"  writing style: {self.style}"
+                         + (f", {self.examples} example(s)" if self.examples is not None else ""))
+        if self.reasoning and self.reasoning.strip() != (self.sql or "").strip():
+            lines.append("  reasoning: " + " ".join(self.reasoning.split())[:300])
+        return lines
+
+    def shown_sql(self) -> list[str]:
+        return []  # the step's SQL is shown under it
+
+
+@register
+@dataclass
+class SchemaSelection(Output):
+    """Which tables and columns an agent kept for the later agents (MAC-SQL's Selector,
+    DEA-SQL's information filter). ``used`` is False when the whole schema was kept."""
+
+    kind: ClassVar[str] = "schema_selection"
+    required: ClassVar[tuple[str, ...]] = ("tables",)
+    tables: list[dict] = field(default_factory=list)  # {"table", "decision", "kept", "dropped"}
+    used: bool = True
+    join_conditions: str | list | None = None
+    key_info: list | dict | None = None
+
+    def text_lines(self) -> list[str]:
+        if not self.used and not self.tables:
+            return ["  the whole schema is kept"]
+        lines = []
+        for row in self.tables:
+            if row.get("decision") == "drop_all" or not row.get("kept"):
+                lines.append(f"  drop {row.get('table')}")
+            elif row.get("dropped"):
+                lines.append(f"  keep {row.get('table')}: {', '.join(row['kept'])} "
+                             f"(dropped {len(row['dropped'])} column(s))")
+            else:
+                lines.append(f"  keep {row.get('table')} (all columns)")
+        if self.join_conditions:
+            lines.append(f"  join conditions: {self.join_conditions}")
+        for info in self.key_info or []:
+            lines.append(f"  key information: {info}")
+        return lines
+
+
+@register
+@dataclass
+class Decomposition(Output):
+    """The question solved through sub-questions, each with its SQL; the last one answers it."""
+
+    kind: ClassVar[str] = "decomposition"
+    required: ClassVar[tuple[str, ...]] = ("sub_questions",)
+    sub_questions: list[dict] = field(default_factory=list)  # {"question", "sql"}
+
+    def text_lines(self) -> list[str]:
+        lines = []
+        for i, pair in enumerate(self.sub_questions, start=1):
+            lines.append(f"  Sub question {i}: {pair.get('question') or '(unnamed)'}")
+            lines.append(indent(format_sql(pair.get("sql") or ""), 4))
+        return lines
+
+    def shown_sql(self) -> list[str]:
+        return [p.get("sql") or "" for p in self.sub_questions]
+
+
+@register
+@dataclass
+class SQLRepair(Output):
+    """An agent executed SQL and, on an error, repaired it (MAC-SQL's Refiner, R³'s writer).
+
+    ``status``: ``repaired`` (a new SQL from the error), ``ok`` (it runs: nothing to repair) or
+    ``gave_up`` (still failing when the repair budget was spent; the last SQL is kept).
+    """
+
+    kind: ClassVar[str] = "sql_repair"
+    status: str = "repaired"
+    error: str | None = None
+    error_class: str | None = None
+    hint: str | None = None
+    sql_before: str | None = None
+    sql_after: str | None = None
+    attempt: int | None = None
+    rows: int | None = None
+    reasoning: str | None = None
+
+    def text_lines(self) -> list[str]:
+        if self.status == "ok":
+            return [f"  the SQL runs and returns {self.rows} row(s)"]
+        if self.status == "gave_up":
+            return [f"  still failing ({self.error_class}): {self.error}"]
+        lines = [f"  error ({self.error_class}): {self.error}"]
+        if self.hint:
+            lines.append(f"  hint given with the error: {self.hint}")
+        lines += [f"  repair {self.attempt}:", indent(format_sql(self.sql_after or ""), 4)]
+        return lines
+
+    def shown_sql(self) -> list[str]:
+        if self.status in ("ok", "gave_up"):
+            return ["*"]  # a check of SQL an earlier step showed
+        return [self.sql_before or "", self.sql_after or ""]
+
+
+@register
+@dataclass
+class ExecutionCheck(Output):
+    """Whether the SQL runs; a failure and each repair made from it (DEA-SQL's execution check,
+    R³'s execution step). The rows themselves are in the step's execution preview."""
+
+    kind: ClassVar[str] = "execution_check"
+    required: ClassVar[tuple[str, ...]] = ("ok",)
+    ok: bool = False
+    rows: int | None = None
+    error: str | None = None
+    error_class: str | None = None
+    attempt: int | None = None
+    round: int | None = None
+    repairs: list[dict] = field(default_factory=list)  # SQLRepair-shaped dicts
+
+    def text_lines(self) -> list[str]:
+        lines = []
+        for r in self.repairs:
+            lines += SQLRepair.from_dict(r).text_lines()
+        if self.ok:
+            lines.append(f"  the SQL runs and returns {self.rows} row(s)"
+                         if self.rows is not None else "  the SQL runs")
+        else:
+            lines.append(f"  the SQL fails ({self.error_class}): {self.error}")
+        return lines
+
+    def shown_sql(self) -> list[str]:
+        return [r.get("sql_after") or "" for r in self.repairs]

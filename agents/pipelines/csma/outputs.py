@@ -1,0 +1,101 @@
+"""Output kinds of CSMA: the partition of the schema among agents, and an agent's extraction,
+check and SQL in a round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ...outputs.base import Output, register, short
+
+
+def _tables(rows: list[dict]) -> str:
+    return short([r.get("table") for r in rows]) if rows else "-"
+
+
+@register
+@dataclass
+class SchemaPartition(Output):
+    """Which agent owns which tables: the private schemas the agents start from."""
+
+    kind: ClassVar[str] = "schema_partition"
+    required: ClassVar[tuple[str, ...]] = ("agents",)
+    partition: str | None = None
+    agents: list[dict] = field(default_factory=list)  # {"agent", "tables", "columns"}
+    private_schemas: list[dict] = field(default_factory=list)  # {"agent", "table", "columns"}
+
+    def text_lines(self) -> list[str]:
+        return [f"  {a['agent']}: {short(a.get('tables'))}" for a in self.agents]
+
+
+@register
+@dataclass
+class SchemaExtraction(Output):
+    """An agent's known schema (private + global), what it extracted, the global schema after."""
+
+    kind: ClassVar[str] = "schema_extraction"
+    required: ClassVar[tuple[str, ...]] = ("extracted", "global_schema")
+    round: int | None = None
+    agent: str | None = None
+    private_schema: list[dict] = field(default_factory=list)  # {"table", "columns"}
+    known_schema: list[dict] = field(default_factory=list)
+    extracted: list[dict] = field(default_factory=list)
+    global_schema: list[dict] = field(default_factory=list)
+
+    def text_lines(self) -> list[str]:
+        return [f"  extracted: {_tables(self.extracted)}",
+                f"  global schema: {_tables(self.global_schema)}"]
+
+
+@register
+@dataclass
+class SQLCheck(Output):
+    """An agent's verdict (positive ends the run) on the previous round's SQL, with its reason
+    and the execution outcome the checker saw."""
+
+    kind: ClassVar[str] = "sql_check"
+    required: ClassVar[tuple[str, ...]] = ("verdict",)
+    verdict: str = ""
+    reason: str | None = None
+    round: int | None = None
+    agent: str | None = None
+    sql_by: str | None = None
+    execution: str | dict | None = None
+    sql: str | None = None
+
+    def shown_sql(self) -> list[str]:
+        return [self.sql or ""]
+
+    def text_lines(self) -> list[str]:
+        lines = [f"  verdict: {self.verdict}"]
+        if self.reason:
+            lines.append(f"  reason: {' '.join(self.reason.split())}")
+        return lines
+
+
+@register
+@dataclass
+class AgentSQL(Output):
+    """The SQL an agent wrote from its extracted schema (knowing why the last was rejected)."""
+
+    kind: ClassVar[str] = "agent_sql"
+    required: ClassVar[tuple[str, ...]] = ("sql",)
+    sql: str = ""
+    round: int | None = None
+    agent: str | None = None
+    tables: list = field(default_factory=list)
+    strategy: str | None = None
+    feedback: str | None = None
+    executes: bool | None = None
+    sub_questions: list[dict] | None = None
+
+    def text_lines(self) -> list[str]:
+        lines = [f"  from tables: {short(self.tables)}"]
+        if self.feedback:
+            lines.append(f"  knows why the last SQL was rejected: {self.feedback}")
+        if self.executes is False:
+            lines.append("  the SQL fails to execute")
+        return lines
+
+    def shown_sql(self) -> list[str]:
+        return []
