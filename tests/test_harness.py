@@ -12,6 +12,7 @@ import pytest
 
 from agents.engine import Pipeline, Step, StepContext
 from agents.evaluation.dataset import load_dataset, sample_questions
+from agents.evaluation.gold import GoldPipeline
 from agents.evaluation.harness import EvalOptions, EvaluationAborted, run_evaluation
 from agents.evaluation.records import RESULTS_FILE, record_to_run
 from agents.evaluation.report import build_report, render_markdown, run_metadata, write_report
@@ -26,20 +27,6 @@ QUIET = {"log": lambda line: None}
 
 
 # -- test-only pipelines (never registered) ------------------------------------------------------
-class GoldPipeline(Pipeline):
-    """Answers with the gold SQL of the question: execution accuracy must then be 100%."""
-
-    name = "gold"
-    title = "Gold lookup"
-
-    def __init__(self, questions):
-        self.lookup = {(q.db_id, q.question): q.gold_sql for q in questions}
-        self.steps = [Step("lookup", "Gold Lookup", self.answer)]
-
-    def answer(self, ctx: StepContext) -> None:
-        ctx.data["sql"] = self.lookup[(ctx.run.db_name, ctx.question)]
-
-
 class FixedPipeline(Pipeline):
     """Always answers with the same SQL (wrong for most questions, or not even valid)."""
 
