@@ -1,5 +1,7 @@
 # Text-to-SQL Agent Studio: `make run` starts the app, `make test` runs every test.
 # Both do all set-up first (virtual environment, pinned packages, embedded model, sample databases).
+# `make bench` lists the benchmarks of bench/ (what each needs and costs) and runs those that call
+# no model; the model-bound ones run by name: .venv/bin/python bench/run_bench.py cold-start
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -39,7 +41,7 @@ fast-model: $(STAMP)
 sample-dbs: $(STAMP)
 	$(BIN)/python -m sample_dbs.build
 
-bench: setup
+bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
 
 clean:

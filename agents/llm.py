@@ -7,16 +7,18 @@ the pipelines rely on:
 - retries with exponential backoff and jitter on timeouts, dropped connections, 429 and 5xx
   (never on 400/401/403/404, which a retry cannot fix); the SDK's own retries are off, so these
   are the only ones;
-- errors as :class:`LLMError` subclasses whose message is one sentence a user can act on;
+- errors as :class:`LLMError` subclasses whose message is one sentence a user can act on
+  (:mod:`agents.llm_errors`);
 - structured output: a JSON schema is sent as ``response_format``; when the server rejects it,
-  the client falls back to ``json_object`` and then to plain text, once, for its lifetime;
-- accounting per call (tokens, wall seconds) and the on-disk response cache.
+  the client falls back to ``json_object`` and then to plain text, once, for its lifetime
+  (:mod:`agents.llm_structured`);
+- accounting per call (tokens, wall seconds) and the on-disk response cache
+  (:mod:`agents.llm_cache`).
 """
 
 from __future__ import annotations
 
 import collections
-import errno
 import random
 import threading
 import time
@@ -27,10 +29,17 @@ import openai
 
 from .config import Settings, load_settings, mask_secret
 from .llm_cache import ResponseCache, cache_key
+from .llm_errors import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
+                         LLMModelNotFound, LLMTimeout, translate_error)
+from .llm_structured import JSON_LEVELS, rejects_response_format, response_format
+
+__all__ = [
+    "LLMAuthError", "LLMBadResponse", "LLMClient", "LLMConnectionError", "LLMError",
+    "LLMModelNotFound", "LLMReply", "LLMTimeout", "estimate_tokens", "make_client",
+]
 
 RETRYABLE_STATUS = (408, 409, 429)  # plus every 5xx
 MAX_RETRY_AFTER = 30.0  # seconds: a server asking to wait longer gets our own backoff instead
-_JSON_LEVELS = ("json_schema", "json_object", "none")
 
 
 @dataclass
@@ -44,30 +53,6 @@ class LLMReply:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-class LLMError(Exception):
-    """A model call failed; ``str(exc)`` is a clear message for the user."""
-
-
-class LLMConnectionError(LLMError):
-    """The endpoint cannot be reached."""
-
-
-class LLMAuthError(LLMError):
-    """The API key is missing or rejected."""
-
-
-class LLMModelNotFound(LLMError):
-    """The endpoint does not serve the requested model."""
-
-
-class LLMTimeout(LLMError):
-    """The endpoint did not answer in time."""
-
-
-class LLMBadResponse(LLMError):
-    """The endpoint answered something that is not a usable chat completion."""
 
 
 def _sleep(seconds: float) -> None:
@@ -91,7 +76,7 @@ class LLMClient:
                                   timeout=settings.request_timeout, max_retries=0)
         self._lock = threading.Lock()
         self._json_level = (0 if settings.json_mode == "auto"
-                            else _JSON_LEVELS.index(settings.json_mode))
+                            else JSON_LEVELS.index(settings.json_mode))
         self._samples: collections.Counter[str] = collections.Counter()
 
     def __repr__(self) -> str:
@@ -101,7 +86,7 @@ class LLMClient:
     @property
     def json_mode(self) -> str:
         """The structured-output mode in use now (after any fallback)."""
-        return _JSON_LEVELS[self._json_level]
+        return JSON_LEVELS[self._json_level]
 
     # -- public -------------------------------------------------------------------------------
     def chat(self, messages: list[dict], *, temperature: float | None = None,
@@ -180,10 +165,10 @@ class LLMClient:
             level = self._json_level
             try:
                 return self._call_once(messages, temperature, max_tokens,
-                                       _response_format(json_schema, level), stop)
+                                       response_format(json_schema, level), stop)
             except openai.APIStatusError as exc:
                 if (json_schema is not None and self.settings.json_mode == "auto"
-                        and _rejects_response_format(exc) and level < len(_JSON_LEVELS) - 1):
+                        and rejects_response_format(exc) and level < len(JSON_LEVELS) - 1):
                     with self._lock:  # remember: later calls start at the working level
                         self._json_level = max(self._json_level, level + 1)
                     attempts -= 1  # a format fallback is not a failed attempt
@@ -259,45 +244,9 @@ class LLMClient:
     # -- errors -------------------------------------------------------------------------------
     def _translate(self, exc: Exception, attempts: int) -> LLMError:
         """Map an SDK exception to the :class:`LLMError` a user can act on."""
-        where = self.base_url
-        tries = f" (tried {attempts} times)" if attempts > 1 else ""
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMTimeout(f"The model at {where} did not answer within "
-                              f"{self.settings.request_timeout:g} s{tries}. The server may be busy "
-                              "or the prompt too long; try again or raise request_timeout.")
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMConnectionError(f"Cannot reach the model endpoint at {where}: "
-                                      f"{_connection_reason(exc)}{tries}. Is the server running?")
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _server_message(exc)
-            if status == 401:
-                if not self.settings.api_key:
-                    return LLMAuthError(f"The endpoint at {where} needs an API key (401); set "
-                                        "OPENAI_API_KEY or api_key in config.toml.")
-                return LLMAuthError(f"The API key was rejected (401) by {where}: {detail}. "
-                                    "Check OPENAI_API_KEY.")
-            if status == 403:
-                return LLMAuthError(f"Access was denied (403) by {where}: {detail}. The API key "
-                                    "may lack permission for this model.")
-            if status == 404:
-                return LLMModelNotFound(f"Model '{self.model}' is not available at {where} "
-                                        f"(404: {detail}). Check the model name, and that the "
-                                        "base URL ends with /v1.")
-            if status == 429:
-                return LLMError(f"The endpoint at {where} is rate limiting requests (429){tries}: "
-                                f"{detail}. Wait a moment and try again.")
-            if status >= 500:
-                return LLMError(f"The model server at {where} failed with HTTP {status}{tries}: "
-                                f"{detail}.")
-            return LLMError(f"The model endpoint at {where} rejected the request ({status}): "
-                            f"{detail}.")
-        if isinstance(exc, openai.APIResponseValidationError):
-            return LLMBadResponse(f"The model endpoint at {where} returned a malformed "
-                                  f"response: {exc}.")
-        if isinstance(exc, openai.OpenAIError):
-            return LLMError(f"The model call to {where} failed: {exc}")
-        return LLMError(str(exc))
+        return translate_error(exc, where=self.base_url, model=self.model,
+                               timeout=self.settings.request_timeout,
+                               has_key=bool(self.settings.api_key), attempts=attempts)
 
 
 def make_client(settings: Settings | None = None, *,
@@ -348,28 +297,6 @@ def _check_messages(messages: Any) -> None:
             raise ValueError(f"each message needs 'role' and 'content', got {m!r:.80}")
 
 
-def _response_format(json_schema: dict | None, level: int) -> dict | None:
-    if json_schema is None or _JSON_LEVELS[level] == "none":
-        return None
-    if _JSON_LEVELS[level] == "json_object":
-        return {"type": "json_object"}
-    if "schema" in json_schema and isinstance(json_schema.get("schema"), dict):
-        wrapper = {"name": json_schema.get("name") or "answer", "schema": json_schema["schema"],
-                   "strict": bool(json_schema.get("strict", False))}
-    else:
-        wrapper = {"name": "answer", "schema": json_schema, "strict": False}
-    return {"type": "json_schema", "json_schema": wrapper}
-
-
-def _rejects_response_format(exc: openai.APIStatusError) -> bool:
-    """A 400/422 whose message is about response_format (structured output unsupported)."""
-    if exc.status_code not in (400, 422):
-        return False
-    text = f"{_server_message(exc)} {exc.message}".lower()
-    return any(s in text for s in ("response_format", "json_schema", "json_object",
-                                   "response format"))
-
-
 def _retryable(exc: openai.APIStatusError) -> bool:
     return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
 
@@ -380,35 +307,6 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return float(value) if value is not None else None
     except (AttributeError, TypeError, ValueError):
         return None
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return str(message)[:300]
-    if isinstance(body, str) and body.strip():
-        return body.strip()[:300]
-    return exc.message or f"HTTP {exc.status_code}"
-
-
-def _connection_reason(exc: openai.APIConnectionError) -> str:
-    """The low-level reason behind the SDK's generic 'Connection error.', in plain words."""
-    chain = []
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and len(chain) < 6:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    for cause in chain:
-        text = str(cause).lower()
-        if getattr(cause, "errno", None) == errno.ECONNREFUSED or "refused" in text:
-            return "connection refused"
-        if "name or service not known" in text or "nodename nor servname" in text:
-            return "unknown host name"
-    text = str(chain[-1]) if chain else str(exc)
-    return text.strip() or "connection failed"
 
 
 def _model_listed(model: str, served: list[str]) -> bool:

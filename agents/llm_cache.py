@@ -149,12 +149,7 @@ class ResponseCache:
 
     def _recreate(self, exc: Exception) -> None:
         """Move the damaged file (and its WAL companions) aside and start an empty cache."""
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
+        self._drop_connection()
         aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
         log.warning("LLM cache %s is damaged (%s); moved it to %s and started a new one",
                     self.path, exc, aside)
@@ -171,6 +166,10 @@ class ResponseCache:
         if self.disabled_reason is None:
             log.warning("LLM cache %s turned off: %s", self.path, reason)
         self.disabled_reason = reason
+        self._drop_connection()
+
+    def _drop_connection(self) -> None:
+        """Close the connection, ignoring errors: it is being given up because it failed."""
         if self._conn is not None:
             try:
                 self._conn.close()

@@ -332,3 +332,51 @@ def test_bank_for_survives_an_unreadable_store(sample_dbs):
 
     bank = bank_for(open_database(sample_dbs / "shop.sqlite"), BrokenStore())
     assert len(bank) == 0
+
+
+def test_bank_for_logs_why_the_accepted_answers_are_missing(sample_dbs, caplog):
+    import logging
+    import sqlite3
+
+    from agents.database import open_database
+    from agents.example_bank import Example, bank_for
+
+    class LockedStore:
+        def list_accepted(self, db_name=None):
+            raise sqlite3.OperationalError("database is locked")
+
+    imported = [Example("How many animals are there?", "SELECT count(*) FROM animals")]
+    with caplog.at_level(logging.WARNING, logger="agents.example_bank"):
+        bank = bank_for(open_database(sample_dbs / "shop.sqlite"), LockedStore(), imported)
+    assert [e.sql for e in bank.examples] == ["SELECT count(*) FROM animals"]
+    assert "accepted for shop" in caplog.text and "database is locked" in caplog.text
+
+
+def test_bank_for_lets_a_bug_through(sample_dbs):
+    from agents.database import open_database
+    from agents.example_bank import bank_for
+
+    class BuggyStore:
+        def list_accepted(self, db_name=None):
+            raise KeyError("result_json")
+
+    with pytest.raises(KeyError):
+        bank_for(open_database(sample_dbs / "shop.sqlite"), BuggyStore())
+
+
+def test_load_imported_names_a_missing_or_unreadable_file(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from agents.example_bank import load_imported
+
+    with pytest.raises(ExampleBankError, match="examples file not found"):
+        load_imported(tmp_path / "train.json")
+    path = tmp_path / "train.json"
+    path.write_text("[]")
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    with pytest.raises(ExampleBankError, match="cannot be read: .*Permission denied"):
+        load_imported(path)

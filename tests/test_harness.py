@@ -1,10 +1,10 @@
 """The evaluation harness: gold-as-prediction on Spider dev, resume after an interruption,
-model-failure handling, parallel workers, the report, and the ``eval`` command end to end."""
+model-failure handling, parallel workers and the report (the ``eval`` command:
+``test_eval_command.py``)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import os
 from pathlib import Path
 
@@ -12,9 +12,11 @@ import pytest
 
 from agents.engine import Pipeline, Step, StepContext
 from agents.evaluation.dataset import load_dataset, sample_questions
+from agents.evaluation.gold import GoldPipeline
 from agents.evaluation.harness import EvalOptions, EvaluationAborted, run_evaluation
-from agents.evaluation.records import RESULTS_FILE, ResultsFile, record_to_run
+from agents.evaluation.records import RESULTS_FILE, record_to_run
 from agents.evaluation.report import build_report, render_markdown, run_metadata, write_report
+from tiny_dataset import PEOPLE, build_tiny, raw_lines, read
 
 # The Spider dev set lives in the shared folder beside the checkout (never in the repository).
 SPIDER = Path(os.environ.get("SPIDER_DIR")
@@ -25,20 +27,6 @@ QUIET = {"log": lambda line: None}
 
 
 # -- test-only pipelines (never registered) ------------------------------------------------------
-class GoldPipeline(Pipeline):
-    """Answers with the gold SQL of the question: execution accuracy must then be 100%."""
-
-    name = "gold"
-    title = "Gold lookup"
-
-    def __init__(self, questions):
-        self.lookup = {(q.db_id, q.question): q.gold_sql for q in questions}
-        self.steps = [Step("lookup", "Gold Lookup", self.answer)]
-
-    def answer(self, ctx: StepContext) -> None:
-        ctx.data["sql"] = self.lookup[(ctx.run.db_name, ctx.question)]
-
-
 class FixedPipeline(Pipeline):
     """Always answers with the same SQL (wrong for most questions, or not even valid)."""
 
@@ -63,44 +51,9 @@ class AskingPipeline(Pipeline):
 
 
 # -- a tiny dataset ------------------------------------------------------------------------------
-PEOPLE = [(1, "Ann", 34, "Oslo"), (2, "Bob", 28, "Rome"), (3, "Cid", 41, "Oslo"),
-          (4, "Dee", 28, "Lima"), (5, "Eve", None, "Rome")]
-QUESTIONS = [
-    ("How many people are there?", "SELECT count(*) FROM people", "easy"),
-    ("List all names.", "SELECT name FROM people", "easy"),
-    ("Names by age, oldest first.", "SELECT name FROM people WHERE age IS NOT NULL "
-                                    "ORDER BY age DESC, name", "medium"),
-    ("Which cities have people?", "SELECT DISTINCT city FROM people", "medium"),
-    ("Name and city of people over 30.", "SELECT name, city FROM people WHERE age > 30",
-     "hard"),
-    ("Average age per city.", "SELECT city, avg(age) FROM people GROUP BY city", "extra"),
-]
-
-
 @pytest.fixture
 def tiny(tmp_path) -> Path:
-    root = tmp_path / "tiny"
-    (root / "database" / "town").mkdir(parents=True)
-    conn = sqlite3.connect(root / "database" / "town" / "town.sqlite")
-    conn.execute("CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, "
-                 "city TEXT)")
-    conn.executemany("INSERT INTO people VALUES (?, ?, ?, ?)", PEOPLE)
-    conn.commit()
-    conn.close()
-    items = [{"db_id": "town", "question": q, "query": sql, "hardness": h}
-             for q, sql, h in QUESTIONS]
-    items.append({"db_id": "lost", "question": "Unreachable?", "query": "SELECT 1",
-                  "hardness": "easy"})
-    (root / "dev.json").write_text(json.dumps(items))
-    return root
-
-
-def read(out: Path) -> list[dict]:
-    return ResultsFile(out / RESULTS_FILE).read()
-
-
-def raw_lines(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / RESULTS_FILE).read_text().splitlines()]
+    return build_tiny(tmp_path / "tiny")
 
 
 # -- gold as prediction ----------------------------------------------------------------------------
@@ -296,81 +249,6 @@ def test_report_has_the_hardness_table_costs_and_the_skipped_count(tiny, tmp_pat
     assert "| names | 6 | 16.7 | 50.0 (1/2) |" in md
     assert "1 skipped because their database is missing (lost: 1)" in md
     assert "test-model" in md and "CPUs" in md
-
-
-# -- the eval command ------------------------------------------------------------------------------
-def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, capsys):
-    from agents.cli import main
-    from agents.store import Store
-
-    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    scripted_llm.when(lambda req: True, "```sql\nSELECT count(*) FROM people\n```")
-    out = tmp_path / "out"
-    args = ["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "4",
-            "--out", str(out), "--no-cache", "--save-runs", "--workers", "2"]
-    assert main(args) == 0
-    printed = capsys.readouterr().out
-    assert "1 skipped, database missing (lost: 1)" in printed
-    records = read(out)
-    assert len(records) == 4 and sum(r["correct"] for r in records) == 1
-    assert (out / "report.md").is_file() and (out / "manifest.json").is_file()
-    report = json.loads((out / "report.json").read_text())
-    assert report["sample"]["size"] == 4 and report["dataset"]["missing_by_db"] == {"lost": 1}
-    assert report["pipelines"]["baseline"]["llm_calls_per_q"] == 1
-
-    with Store() as store:
-        saved = store.list_runs(source="eval")
-    assert len(saved) == 4 and {r["pipeline"] for r in saved} == {"baseline"}
-
-    # same folder, larger limit: only the new questions run
-    assert main(args[:6] + ["6"] + args[7:]) == 0
-    assert len(raw_lines(out)) == 6
-    # a different seed would mix two samples: refused
-    assert main(args + ["--seed", "5"]) == 2
-    assert "other settings" in capsys.readouterr().err
-    # so would repair prompts without the name-error hint
-    assert main(args + ["--no-error-hints"]) == 2
-    assert "error_hints: True there, False now" in capsys.readouterr().err
-    assert report["settings"]["name-error hints"] == "on"
-
-
-@pytest.mark.parametrize("extra, message", [
-    (["--pipelines", "nosuch"], "unknown pipeline"),
-    (["--pipelines", "baseline", "--param", "baseline.nosuch=1"], "no parameter"),
-    (["--pipelines", "baseline", "--param", "oops"], "PIPELINE.NAME=VALUE"),
-    (["--pipelines", "baseline", "--examples", "/nonexistent/train.json"], "--examples"),
-])
-def test_eval_command_usage_errors(tiny, tmp_path, extra, message, capsys):
-    from agents.cli import main
-
-    assert main(["eval", "--data", str(tiny), "--out", str(tmp_path)] + extra) == 2
-    assert message in capsys.readouterr().err
-
-
-def test_eval_command_missing_dataset(tmp_path, capsys):
-    from agents.cli import main
-
-    assert main(["eval", "--data", str(tmp_path / "nowhere"), "--pipelines", "baseline"]) == 2
-    assert "dataset folder not found" in capsys.readouterr().err
-
-
-def test_eval_command_runs_serially_on_the_embedded_model(tiny, tmp_path, llm, monkeypatch,
-                                                          capsys, scripted_llm):
-    """Provider 'local' serves one request at a time: --workers is forced to 1, with a note."""
-    import agents.llm
-    from agents.cli import main
-
-    monkeypatch.setenv("STUDIO_PROVIDER", "local")
-    monkeypatch.setattr(agents.llm, "make_client", lambda settings: llm)
-    scripted_llm.when(lambda req: True, "SELECT name FROM people")
-    out = tmp_path / "out"
-    assert main(["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "2",
-                 "--workers", "4", "--out", str(out)]) == 0
-    assert "workers forced to 1" in capsys.readouterr().out
-    report = json.loads((out / "report.json").read_text())
-    assert report["settings"]["workers"] == 1
-    assert any("workers forced to 1" in n for n in report["notes"])
 
 
 def test_report_compares_pipelines_on_their_common_questions():

@@ -23,8 +23,11 @@ from .report import render_markdown, run_metadata, write_report
 
 MANIFEST = "manifest.json"
 # Manifest keys that must match for a folder to be resumed: anything else makes the old and new
-# lines incomparable.
-RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints")
+# lines incomparable. ``examples`` is the few-shot file (resolved path, or None); ``params`` holds
+# each pipeline's non-default parameters and is compared only for pipelines evaluated there
+# before and again now, so one folder can still gather pipelines evaluated one at a time.
+RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints",
+               "examples", "params")
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -125,7 +128,10 @@ def main(args: argparse.Namespace) -> int:
     model = llm.model or settings.resolved_model() or settings.describe()
     manifest = {"dataset": str(Path(dataset.root).resolve()), "sample_mode": args.sample,
                 "seed": args.seed, "keep_distinct": args.keep_distinct, "model": model,
-                "error_hints": not args.no_error_hints}
+                "error_hints": not args.no_error_hints,
+                "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
+                else None,
+                "params": _non_default_params(params, pipelines)}
     _check_manifest(out, manifest)
 
     store = _store() if args.save_runs else None
@@ -227,20 +233,48 @@ def _store():
 
 
 def _check_manifest(out: Path, manifest: dict) -> None:
-    """Refuse to resume into a folder evaluated with another model, dataset or scoring."""
+    """Refuse to resume into a folder evaluated with another model, dataset, scoring, example
+    file or pipeline parameters; then record ``manifest`` (keeping the parameters of pipelines
+    evaluated there before)."""
+    manifest = json.loads(json.dumps(manifest))  # compared with what a JSON file gives back
     path = out / MANIFEST
+    old: dict = {}
     if path.is_file():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, OSError):
             old = {}
-        changed = [k for k in RESUME_KEYS if k in old and old[k] != manifest[k]]
+        if not isinstance(old, dict):
+            old = {}
+        changed = {}
+        for key in RESUME_KEYS:
+            if key not in old:  # written before this key was recorded
+                continue
+            before, now = old[key], manifest[key]
+            if key == "params":  # only pipelines evaluated there before and again now
+                before = {p: v for p, v in (before or {}).items() if p in now}
+                now = {p: now[p] for p in before}
+            if before != now:
+                changed[key] = (before, now)
         if changed:
-            details = "; ".join(f"{k}: {old[k]!r} there, {manifest[k]!r} now" for k in changed)
+            details = "; ".join(f"{k}: {before!r} there, {now!r} now"
+                                for k, (before, now) in changed.items())
             raise UsageError(f"{out} holds an evaluation with other settings ({details}); "
                               "use another --out folder")
+    if isinstance(old.get("params"), dict):
+        manifest["params"] = {**old["params"], **manifest["params"]}
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def _non_default_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
+    """Per evaluated pipeline, the parameters ``--param`` set away from their defaults."""
+    result = {}
+    for pipeline in pipelines:
+        defaults = pipeline.resolve_params(None)
+        values = params.get(pipeline.name, {})
+        result[pipeline.name] = {k: v for k, v in values.items() if defaults.get(k) != v}
+    return result
 
 
 def _non_negative_int(text: str) -> int:

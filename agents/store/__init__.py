@@ -1,0 +1,35 @@
+"""The persistent run store: every run with its full trace, annotations and accepted answers.
+
+The History page, the example bank and the evaluation harness all read and write here, so a run
+saved from the app, the CLI or an evaluation can later be replayed (rebuilt with
+:meth:`Run.from_dict`, no model call), annotated with an error type from the papers' error
+analyses, or exported. The file lives in ``studio_home()/studio.db`` and is opened in WAL mode
+with a busy timeout and ``BEGIN IMMEDIATE`` writes, so several browser sessions or processes can
+write at once without losing anything. One :class:`Store` may be shared between threads.
+
+One concept per module: :mod:`.taxonomy` (verdicts, error types), :mod:`.schema` (tables and
+migrations), :mod:`.connection` (the open file and its transactions), :mod:`.runs`,
+:mod:`.annotations`, :mod:`.accepted` and :mod:`.export`. :class:`Store` joins the parts into
+the one object callers use.
+"""
+
+from __future__ import annotations
+
+from .accepted import AcceptedPart
+from .annotations import AnnotationsPart, resolve_step
+from .connection import BUSY_TIMEOUT_S, StoreConnection, StoreError, default_path
+from .export import EXPORT_COLUMNS, ExportPart
+from .runs import FILTER_COLUMNS, RunsPart
+from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION
+from .taxonomy import ERROR_TYPES, SOURCES, UNANNOTATED, VERDICTS, ErrorType
+
+
+class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart):
+    """Runs, annotations and accepted answers in one SQLite file (see the package docstring)."""
+
+
+__all__ = [
+    "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "ERROR_TYPES", "EXPORT_COLUMNS", "FILTER_COLUMNS",
+    "RUN_COLUMNS", "SCHEMA_VERSION", "SOURCES", "UNANNOTATED", "VERDICTS", "ErrorType", "Store",
+    "StoreConnection", "StoreError", "default_path", "resolve_step",
+]

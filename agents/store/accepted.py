@@ -1,0 +1,50 @@
+"""Accepted answers: (question, SQL, result) pairs a user approved for a database.
+
+They are the few-shot examples the example bank offers for later questions on the same
+database, so each pair is stored once however often it is accepted, and removing the run it
+came from keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .connection import StoreConnection
+from .schema import iso_utc
+
+
+class AcceptedPart(StoreConnection):
+    """The accepted-answer methods of :class:`~agents.store.Store`."""
+
+    def accept(self, run_id: str | None, question: str, sql: str, db_name: str,
+               result_preview: dict | None = None, author: str | None = None) -> int:
+        """Keep a (question, SQL, result) pair the user approved; the same pair is stored once."""
+        question, sql = (question or "").strip(), (sql or "").strip()
+        if not question or not sql or not db_name:
+            raise ValueError("an accepted answer needs a question, its SQL and the database name")
+        with self._write() as db:
+            row = db.execute(
+                "SELECT id FROM accepted WHERE db_name = ? AND question = ? AND sql = ?",
+                [db_name, question, sql]).fetchone()
+            if row:
+                return row[0]
+            return db["accepted"].insert({
+                "run_id": run_id, "db_name": db_name, "question": question, "sql": sql,
+                "result_json": json.dumps(result_preview, default=str) if result_preview else None,
+                "author": author, "created_at": iso_utc(None),
+            }).last_pk
+
+    def list_accepted(self, db_name: str | None = None) -> list[dict]:
+        """Accepted answers, newest first, with ``result_preview`` decoded."""
+        where = " WHERE db_name = ?" if db_name else ""
+        sql = f"SELECT * FROM accepted{where} ORDER BY id DESC"
+        with self._lock:
+            rows = list(self.db.query(sql, [db_name] if db_name else []))
+        for row in rows:
+            raw = row.pop("result_json")
+            row["result_preview"] = json.loads(raw) if raw else None
+        return rows
+
+    def remove_accepted(self, accepted_id: int) -> bool:
+        with self._write() as db:
+            return db.execute("DELETE FROM accepted WHERE id = ?", [accepted_id]).rowcount > 0

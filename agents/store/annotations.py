@@ -1,0 +1,75 @@
+"""Judgements of runs: verdict, error type, the step to blame, a corrected SQL and notes.
+
+Annotations are never overwritten: each judgement is a new row, lists show the latest, and the
+history stays for anyone who wants to see how a verdict changed. The blamed step is checked
+against the run's own steps and stored both by name and by index.
+"""
+
+from __future__ import annotations
+
+from ..events import Run
+from .connection import StoreConnection
+from .schema import iso_utc
+from .taxonomy import ERROR_TYPES, VERDICTS
+
+
+class AnnotationsPart(StoreConnection):
+    """The annotation methods of :class:`~agents.store.Store` (``get_run`` comes from the run
+    part)."""
+
+    def annotate(self, run_id: str, verdict: str, error_type: str | None = None,
+                 faulty_step: str | int | None = None, corrected_sql: str | None = None,
+                 notes: str = "", author: str | None = None) -> int:
+        """Record a judgement of a run; earlier ones are kept as history, the latest is shown.
+
+        ``faulty_step`` is a step name or index of the run; it is stored as both.
+        """
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
+        error_type = error_type or None
+        if error_type is not None and error_type not in ERROR_TYPES:
+            raise ValueError(f"unknown error type {error_type!r}; choose one of "
+                             f"{', '.join(ERROR_TYPES)}")
+        if verdict == "correct" and error_type is not None:
+            raise ValueError("a run judged correct cannot have an error type")
+        with self._write() as db:
+            run = self.get_run(run_id)
+            if run is None:
+                raise ValueError(f"there is no stored run with id {run_id!r}")
+            step_name, step_index = resolve_step(run, faulty_step)
+            return db["annotations"].insert({
+                "run_id": run_id, "verdict": verdict, "error_type": error_type,
+                "faulty_step": step_name, "faulty_step_index": step_index,
+                "corrected_sql": (corrected_sql or "").strip() or None, "notes": notes or "",
+                "author": author, "created_at": iso_utc(None),
+            }).last_pk
+
+    def get_annotation(self, run_id: str) -> dict | None:
+        """The latest annotation of a run, or None."""
+        history = self.annotation_history(run_id)
+        return history[-1] if history else None
+
+    def annotation_history(self, run_id: str) -> list[dict]:
+        """Every annotation of a run, oldest first."""
+        with self._lock:
+            return list(self.db.query(
+                "SELECT * FROM annotations WHERE run_id = ? ORDER BY id", [run_id]))
+
+
+def resolve_step(run: Run, step: str | int | None) -> tuple[str | None, int | None]:
+    """Map a step name or index to (name, index), checking it exists in the run."""
+    if step is None or step == "":
+        return None, None
+    names = [e.step for e in run.events]
+    if isinstance(step, int) or (isinstance(step, str) and step.isdigit()):
+        index = int(step)
+        if not 0 <= index < len(names):
+            raise ValueError(
+                f"faulty step {index} does not exist; this run has steps 0-{len(names) - 1}"
+                if names else "this run has no steps to blame")
+        return names[index], index
+    if step not in names:
+        raise ValueError(f"faulty step {step!r} is not a step of this run; its steps are "
+                         f"{', '.join(dict.fromkeys(names)) or 'none'}")
+    index = len(names) - 1 - names[::-1].index(step)  # a repeated step: blame its last attempt
+    return step, index

@@ -1,0 +1,93 @@
+"""Opening the store file: WAL mode, busy timeout, one lock, write transactions, migrations.
+
+Several browser sessions and processes write to the same file, so every write takes the write
+lock up front (``BEGIN IMMEDIATE``) and waits on the busy timeout rather than failing; one
+:class:`StoreConnection` is shared between threads behind an ``RLock``. The run, annotation,
+accepted-answer and export parts of :class:`~agents.store.Store` build on this class.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Self
+
+import sqlite_utils
+
+from ..paths import studio_home
+from .schema import MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_S = 5.0
+
+
+class StoreError(Exception):
+    """The store file cannot be used (not a database, corrupt, from a newer version)."""
+
+
+def default_path() -> Path:
+    return studio_home() / "studio.db"
+
+
+class StoreConnection:
+    """The open store file; see the module docstring."""
+
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        try:
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.enable_wal()
+            self._migrate()
+        except StoreError:
+            conn.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"The run store {self.path} cannot be opened: {exc}. "
+                             "Move the file away to start a fresh store.") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def journal_mode(self) -> str:
+        with self._lock:
+            return self.db.journal_mode
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite_utils.Database]:
+        """One write transaction; IMMEDIATE takes the write lock up front so that concurrent
+        writers queue on the busy timeout instead of failing when upgrading a read lock."""
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.rollback()
+                raise
+            self.db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self._write() as db:
+            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"The run store {self.path} was written by a newer version of the "
+                                 f"studio (schema {version}, this one knows {SCHEMA_VERSION}).")
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[target](db)
+            db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")

@@ -1,0 +1,54 @@
+"""Runs exported for work outside the studio: CSV for a spreadsheet, JSONL for scripts.
+
+CSV holds one row per run with its latest annotation (the columns a list shows); JSONL holds the
+full trace and annotation per line, enough to rebuild the run elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Iterable
+
+from .connection import StoreConnection
+from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS
+
+EXPORT_COLUMNS = RUN_COLUMNS + ANNOTATION_COLUMNS
+
+
+class ExportPart(StoreConnection):
+    """The export method of :class:`~agents.store.Store` (``list_runs``, ``get_run`` and
+    ``get_annotation`` come from the other parts)."""
+
+    def export_runs(self, rows: Iterable[dict] | None = None, fmt: str = "csv",
+                    **filters: Any) -> str:
+        """Runs as CSV (one row per run, latest annotation columns) or JSONL (full run and
+        annotation per line).
+
+        ``rows`` are rows from :meth:`list_runs` (e.g. what a page shows); without them the runs
+        matching ``filters`` (the :meth:`list_runs` keywords) are exported, all of them by default.
+        """
+        if fmt not in ("csv", "jsonl"):
+            raise ValueError(f"export format must be 'csv' or 'jsonl'; got {fmt!r}")
+        if rows is None:
+            rows = self.list_runs(**{"limit": None, **filters})
+        rows = list(rows)
+        out = io.StringIO()
+        if fmt == "csv":
+            writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS, extrasaction="ignore",
+                                    lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+            return out.getvalue()
+        for row in rows:
+            run = self.get_run(row["run_id"])
+            if run is None:  # deleted meanwhile
+                continue
+            out.write(json.dumps({
+                "run": run.to_dict(),
+                "source": row.get("source"),
+                "db_label": row.get("db_label"),
+                "annotation": self.get_annotation(row["run_id"]),
+            }, default=str, ensure_ascii=False) + "\n")
+        return out.getvalue()

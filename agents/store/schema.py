@@ -1,0 +1,60 @@
+"""The store's tables and their migrations, one function per schema version.
+
+A store file records its schema version in ``meta``; opening it runs the migrations it lacks
+(see :class:`~agents.store.connection.StoreConnection`), so a file written by an older studio
+keeps working and one written by a newer studio is refused instead of being damaged.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+import sqlite_utils
+
+SCHEMA_VERSION = 1
+
+# The filter columns of a run and of its latest annotation, as lists and exports show them.
+RUN_COLUMNS = [
+    "run_id", "created_at", "db_name", "db_label", "pipeline", "question", "evidence", "status",
+    "error", "final_sql", "model", "steps", "llm_calls", "prompt_tokens", "completion_tokens",
+    "seconds", "result_rows", "parent_run_id", "source",
+]
+ANNOTATION_COLUMNS = [
+    "verdict", "error_type", "faulty_step", "faulty_step_index", "corrected_sql", "notes",
+    "author", "annotated_at",
+]
+
+
+def iso_utc(timestamp: float | None) -> str:
+    """A stored timestamp: UTC, second precision, ``Z`` suffix (now when ``timestamp`` is None)."""
+    when = (datetime.now(timezone.utc) if timestamp is None
+            else datetime.fromtimestamp(timestamp, timezone.utc))
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _create_v1(db: sqlite_utils.Database) -> None:
+    db["runs"].create({
+        "run_id": str, "created_at": str, "started_at": float, "db_name": str, "db_label": str,
+        "pipeline": str, "question": str, "evidence": str, "status": str, "error": str,
+        "final_sql": str, "model": str, "steps": int, "llm_calls": int, "prompt_tokens": int,
+        "completion_tokens": int, "seconds": float, "result_rows": int, "parent_run_id": str,
+        "source": str, "saved_at": str, "run_json": str,
+    }, pk="run_id", not_null=["question", "db_name", "pipeline", "run_json"])
+    db["runs"].create_index(["started_at"])
+    db["runs"].create_index(["db_name", "pipeline"])
+    db["annotations"].create({
+        "id": int, "run_id": str, "verdict": str, "error_type": str, "faulty_step": str,
+        "faulty_step_index": int, "corrected_sql": str, "notes": str, "author": str,
+        "created_at": str,
+    }, pk="id", foreign_keys=[("run_id", "runs", "run_id")], not_null=["run_id", "verdict"])
+    db["annotations"].create_index(["run_id"])
+    db["accepted"].create({
+        "id": int, "run_id": str, "db_name": str, "question": str, "sql": str,
+        "result_json": str, "author": str, "created_at": str,
+    }, pk="id", not_null=["db_name", "question", "sql"])
+    db["accepted"].create_index(["db_name"])
+
+
+# version -> the step that brings a file from the previous version to it
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _create_v1}

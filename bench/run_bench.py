@@ -1,0 +1,146 @@
+"""The benchmarks of ``bench/``: what each measures, what it needs, and a run of the cheap ones.
+
+``make bench`` runs ``python bench/run_bench.py``: it lists every benchmark with its command,
+what it needs and roughly how long it takes, then runs the ones that call no model (seconds
+each) and prints their output. The model-bound ones take minutes to hours on a CPU and are only
+run when named, so nobody starts hours of model time by accident:
+
+    python bench/run_bench.py               # list, then run the cheap ones
+    python bench/run_bench.py --list        # list only
+    python bench/run_bench.py cold-start    # run one benchmark by name, however long it takes
+
+The Spider dataset is looked up in ``$SPIDER_DIR``, else ``../shared/data/spider`` beside the
+repository. Results and their discussion: ``bench/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+SPIDER = Path(os.environ.get("SPIDER_DIR") or ROOT.parent / "shared" / "data" / "spider")
+RESULTS = ROOT / "bench" / "results" / "spider-dev-stratified-seed7"
+
+
+def _spider_ready() -> str | None:
+    if not (SPIDER / "dev.json").is_file() or not (SPIDER / "database").is_dir():
+        return f"the Spider dataset is not at {SPIDER} (set SPIDER_DIR)"
+    return None
+
+
+def _results_ready() -> str | None:
+    if not (RESULTS / "results.jsonl").is_file():
+        return f"no committed evaluation results at {RESULTS.relative_to(ROOT)}"
+    return _spider_ready()
+
+
+def _model_ready() -> str | None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from agents.local_model import weights_installed
+
+    return None if weights_installed("1.5b") else "the embedded model is not installed (make model)"
+
+
+def _browser_ready() -> str | None:
+    if not Path("/usr/bin/chromium").is_file():
+        return "Debian's chromium is not installed"
+    return _model_ready()
+
+
+def _model_and_spider_ready() -> str | None:
+    return _spider_ready() or _model_ready()
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    command: list[str]  # after the Python interpreter
+    measures: str
+    needs: str
+    cost: str
+    cheap: bool  # calls no model: run by default
+    missing: Callable[[], str | None]  # why it cannot run here, or None
+
+
+BENCHMARKS = [
+    Benchmark("scoring-speed", ["bench/scoring_speed.py", str(SPIDER)],
+              "harness seconds per question with no model (gold SQL as the answer)",
+              "the Spider dataset", "about 15 s", True, _spider_ready),
+    Benchmark("agreement", ["bench/agreement.py", str(RESULTS), str(SPIDER)],
+              "which questions each pipeline gets right, against baseline and R3's first draft",
+              "the committed results and the Spider databases", "a few seconds", True,
+              _results_ready),
+    Benchmark("cold-start", ["bench/cold_start.py", "macsql"],
+              "process start to the first agent event, embedded model",
+              "the embedded model (make model)", "about 2 minutes", False, _model_ready),
+    Benchmark("browser-latency", ["bench/browser_latency.py", "--repeat", "5"],
+              "page load and click-to-first-step in headless Chromium, embedded model",
+              "the embedded model and Debian's chromium", "about 5 minutes", False,
+              _browser_ready),
+    Benchmark("spider-eval", ["-m", "agents", "eval", "--data", str(SPIDER), "--pipelines",
+                              "baseline", "--limit", "100", "--sample", "stratified", "--seed",
+                              "7", "--examples", str(SPIDER / "train.json"), "--provider",
+                              "local", "--no-cache", "--out", "bench/runs/spider-dev-seed7"],
+              "execution accuracy and seconds per question on 100 Spider dev questions "
+              "(name other pipelines with --pipelines)",
+              "the embedded model and the Spider dataset",
+              "about 10 minutes for baseline, hours for the multi-agent pipelines", False,
+              _model_and_spider_ready),
+]
+
+
+def describe(bench: Benchmark) -> str:
+    missing = bench.missing()
+    state = f"cannot run here: {missing}" if missing else "ready"
+    kind = "cheap, run by default" if bench.cheap else "calls the model, run by name only"
+    return (f"{bench.name}  ({kind}; {bench.cost})\n"
+            f"    measures: {bench.measures}\n"
+            f"    needs:    {bench.needs} -- {state}\n"
+            f"    command:  python {' '.join(bench.command)}")
+
+
+def run(bench: Benchmark) -> int:
+    """Run one benchmark in its own process from the repository root; its exit code."""
+    missing = bench.missing()
+    if missing:
+        print(f"== {bench.name}: skipped, {missing}", flush=True)
+        return 0
+    print(f"== {bench.name}: python {' '.join(bench.command)}", flush=True)
+    return subprocess.call([sys.executable, *bench.command], cwd=ROOT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="List the benchmarks and run the cheap ones, or run one by name.")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"benchmarks to run: {', '.join(b.name for b in BENCHMARKS)}")
+    parser.add_argument("--list", action="store_true", help="only list the benchmarks")
+    args = parser.parse_args(argv)
+    by_name = {b.name: b for b in BENCHMARKS}
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; "
+                     f"choose from {', '.join(by_name)}")
+    if not args.names:
+        print("Benchmarks (bench/README.md has the results and how they were measured):\n")
+        print("\n\n".join(describe(b) for b in BENCHMARKS))
+        print()
+        if args.list:
+            return 0
+    chosen = [by_name[n] for n in args.names] or [b for b in BENCHMARKS if b.cheap]
+    failed = [b.name for b in chosen if run(b) != 0]
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""``python -m agents eval``: end to end on a tiny dataset, usage errors, and the manifest that
+keeps a resumed evaluation from mixing answers given under other settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiny_dataset import build_tiny, raw_lines, read
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    return build_tiny(tmp_path / "tiny")
+
+
+def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, capsys):
+    from agents.cli import main
+    from agents.store import Store
+
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    scripted_llm.when(lambda req: True, "```sql\nSELECT count(*) FROM people\n```")
+    out = tmp_path / "out"
+    args = ["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "4",
+            "--out", str(out), "--no-cache", "--save-runs", "--workers", "2"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "1 skipped, database missing (lost: 1)" in printed
+    records = read(out)
+    assert len(records) == 4 and sum(r["correct"] for r in records) == 1
+    assert (out / "report.md").is_file() and (out / "manifest.json").is_file()
+    report = json.loads((out / "report.json").read_text())
+    assert report["sample"]["size"] == 4 and report["dataset"]["missing_by_db"] == {"lost": 1}
+    assert report["pipelines"]["baseline"]["llm_calls_per_q"] == 1
+
+    with Store() as store:
+        saved = store.list_runs(source="eval")
+    assert len(saved) == 4 and {r["pipeline"] for r in saved} == {"baseline"}
+
+    # same folder, larger limit: only the new questions run
+    assert main(args[:6] + ["6"] + args[7:]) == 0
+    assert len(raw_lines(out)) == 6
+    # a different seed would mix two samples: refused
+    assert main(args + ["--seed", "5"]) == 2
+    assert "other settings" in capsys.readouterr().err
+    # so would repair prompts without the name-error hint
+    assert main(args + ["--no-error-hints"]) == 2
+    assert "error_hints: True there, False now" in capsys.readouterr().err
+    assert report["settings"]["name-error hints"] == "on"
+
+
+def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_path, scripted_llm,
+                                                                      monkeypatch, capsys):
+    from agents.cli import main
+
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    scripted_llm.when(lambda req: True, "```sql\nSELECT count(*) FROM people\n```")
+    examples, other = tmp_path / "train.json", tmp_path / "other" / "train.json"
+    other.parent.mkdir()
+    for path in (examples, other):
+        path.write_text(json.dumps([{"db_id": "town", "question": "How many people are there?",
+                                     "query": "SELECT count(*) FROM people"}]))
+    out = tmp_path / "out"
+
+    def evaluate(*extra: str) -> int:
+        return main(["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "2",
+                     "--out", str(out), "--no-cache", *extra])
+
+    same = ["--examples", str(examples), "--param", "baseline.schema_format=macsql"]
+    assert evaluate(*same) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["examples"] == str(examples.resolve())
+    assert manifest["params"] == {"baseline": {"schema_format": "macsql"}}
+
+    # another example file, or none, would mix few-shot settings: refused
+    assert evaluate("--examples", str(other), "--param", "baseline.schema_format=macsql") == 2
+    assert f"examples: {str(examples.resolve())!r} there, {str(other.resolve())!r} now" in \
+        capsys.readouterr().err
+    assert evaluate("--param", "baseline.schema_format=macsql") == 2
+    assert "examples:" in capsys.readouterr().err
+    # so would the same pipeline with other parameters (a default written out is the default)
+    assert evaluate("--examples", str(examples)) == 2
+    err = capsys.readouterr().err
+    assert "other settings" in err and "params: {'baseline': {'schema_format': 'macsql'}} " \
+        "there, {'baseline': {}} now" in err
+    assert evaluate("--examples", str(examples), "--param", "baseline.schema_format=ddl") == 2
+    capsys.readouterr()
+    # the same settings resume
+    assert evaluate(*same) == 0
+    assert "0 new, 2 already in the results file" in capsys.readouterr().out
+
+
+def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
+    from agents.cli import UsageError
+    from agents.evaluation.command import RESUME_KEYS, _check_manifest
+
+    assert {"examples", "params"} <= set(RESUME_KEYS)
+    base = {"dataset": "d", "sample_mode": "stratified", "seed": 7, "keep_distinct": False,
+            "model": "m", "error_hints": True, "examples": None}
+    _check_manifest(tmp_path, {**base, "params": {"macsql": {"max_refine": 1}}})
+    # another pipeline, evaluated into the same folder with its own parameters: fine
+    _check_manifest(tmp_path, {**base, "params": {"csma": {"n_agents": 3}}})
+    recorded = json.loads((tmp_path / "manifest.json").read_text())["params"]
+    assert recorded == {"macsql": {"max_refine": 1}, "csma": {"n_agents": 3}}
+    # a pipeline already there, with other parameters: refused
+    with pytest.raises(UsageError, match="params: .*'max_refine': 1.* there"):
+        _check_manifest(tmp_path, {**base, "params": {"macsql": {}}})
+    # a manifest written before examples and params were recorded resumes as before
+    old = {k: v for k, v in base.items() if k != "examples"}
+    (tmp_path / "manifest.json").write_text(json.dumps(old))
+    _check_manifest(tmp_path, {**base, "examples": "/x/train.json", "params": {"r3": {}}})
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--pipelines", "nosuch"], "unknown pipeline"),
+    (["--pipelines", "baseline", "--param", "baseline.nosuch=1"], "no parameter"),
+    (["--pipelines", "baseline", "--param", "oops"], "PIPELINE.NAME=VALUE"),
+    (["--pipelines", "baseline", "--examples", "/nonexistent/train.json"], "--examples"),
+])
+def test_eval_command_usage_errors(tiny, tmp_path, extra, message, capsys):
+    from agents.cli import main
+
+    assert main(["eval", "--data", str(tiny), "--out", str(tmp_path)] + extra) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_eval_command_missing_dataset(tmp_path, capsys):
+    from agents.cli import main
+
+    assert main(["eval", "--data", str(tmp_path / "nowhere"), "--pipelines", "baseline"]) == 2
+    assert "dataset folder not found" in capsys.readouterr().err
+
+
+def test_eval_command_runs_serially_on_the_embedded_model(tiny, tmp_path, llm, monkeypatch,
+                                                          capsys, scripted_llm):
+    """Provider 'local' serves one request at a time: --workers is forced to 1, with a note."""
+    import agents.llm
+    from agents.cli import main
+
+    monkeypatch.setenv("STUDIO_PROVIDER", "local")
+    monkeypatch.setattr(agents.llm, "make_client", lambda settings: llm)
+    scripted_llm.when(lambda req: True, "SELECT name FROM people")
+    out = tmp_path / "out"
+    assert main(["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "2",
+                 "--workers", "4", "--out", str(out)]) == 0
+    assert "workers forced to 1" in capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["workers"] == 1
+    assert any("workers forced to 1" in n for n in report["notes"])
