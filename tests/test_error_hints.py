@@ -133,3 +133,97 @@ def test_the_engine_attaches_the_hint_to_failing_queries_unless_switched_off(car
                                limits=ExecLimits(hints=False)))
     assert off.events[0].execution["hint"] is None
     assert off.events[0].parsed["feedback"] == "no such column: T1.Horsepower"
+
+
+# -- aliases resolved per query scope --------------------------------------------------------------
+CONCERT_SQL = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, stadium_id INTEGER);
+CREATE TABLE stadium (stadium_id INTEGER PRIMARY KEY, venue_name TEXT, name TEXT);
+"""
+SINGER_COLUMNS = "singer_id, name, country"
+CONCERT_COLUMNS = "concert_id, concert_name, stadium_id"
+
+
+@pytest.fixture
+def concerts(tmp_path):
+    db = open_database(make_db(tmp_path / "concerts.sqlite", CONCERT_SQL))
+    yield db
+    db.close()
+
+
+def test_an_alias_reused_in_the_other_half_of_an_except_is_read_in_its_own_half(concerts):
+    hint = hint_for(concerts, "SELECT T1.name FROM singer AS T1 "
+                              "EXCEPT SELECT T1.venue_name FROM concert AS T1")
+    assert hint == (f"Where T1.venue_name is written, T1 is table concert, whose columns are: "
+                    f"{CONCERT_COLUMNS}. Column venue_name is in table stadium.")
+
+
+def test_a_column_failing_in_both_halves_of_a_union_names_each_binding(concerts):
+    hint = hint_for(concerts, "SELECT T1.venue_name FROM singer AS T1 "
+                              "UNION SELECT T1.venue_name FROM concert AS T1")
+    assert hint == ("T1.venue_name is written in 2 parts of the query, and T1 means something "
+                    f"else in each. In the first: T1 is table singer, whose columns are: "
+                    f"{SINGER_COLUMNS}. Closest columns of singer: name. In the second: T1 is "
+                    f"table concert, whose columns are: {CONCERT_COLUMNS}. "
+                    "Column venue_name is in table stadium.")
+
+
+def test_an_alias_of_the_other_half_is_not_visible_where_the_column_is_written(concerts):
+    hint = hint_for(concerts, "SELECT T2.name FROM singer AS T1 "
+                              "UNION SELECT concert_name FROM concert AS T2")
+    assert hint.startswith("T2 is not a table or alias where T2.name is written; the tables "
+                           "there are singer AS T1. (T2 is table concert in another part of "
+                           "the query.)")
+
+
+def test_a_correlated_subquery_sees_the_alias_of_the_outer_query(concerts):
+    hint = hint_for(concerts, "SELECT name FROM singer AS T1 WHERE EXISTS (SELECT 1 FROM "
+                              "concert AS T2 WHERE T2.concert_id = T1.concert_id)")
+    assert hint == (f"T1 is table singer, whose columns are: {SINGER_COLUMNS}. "
+                    "Column concert_id is in table concert.")
+
+
+def test_an_inner_alias_hides_the_outer_one_of_the_same_name(concerts):
+    hint = hint_for(concerts, "SELECT T1.name FROM singer AS T1 WHERE T1.singer_id IN "
+                              "(SELECT T1.venue_name FROM concert AS T1)")
+    assert hint.startswith("Where T1.venue_name is written, T1 is table concert")
+
+
+def test_a_subquery_alias_lists_the_columns_the_subquery_returns(concerts):
+    hint = hint_for(concerts, "SELECT s.nam FROM (SELECT name FROM singer) AS s")
+    assert hint == "s is a subquery, whose columns are: name. Closest columns of s: name."
+
+
+def test_a_cte_alias_and_an_alias_inside_a_cte(concerts):
+    hint = hint_for(concerts, "WITH x AS (SELECT name FROM singer) SELECT x.country FROM x")
+    assert hint == "x is the WITH query x, whose columns are: name. " \
+                   "Column country is in table singer."
+    hint = hint_for(concerts, "WITH x AS (SELECT T1.venue_name FROM concert AS T1) "
+                              "SELECT T1.name FROM x JOIN singer AS T1 ON 1")
+    assert hint.startswith("Where T1.venue_name is written, T1 is table concert")
+
+
+def test_an_unqualified_column_lists_the_tables_of_its_own_subquery(concerts):
+    hint = hint_for(concerts, "SELECT name FROM singer WHERE country IN "
+                              "(SELECT venue_name FROM concert)")
+    assert hint == (f"Table concert has columns: {CONCERT_COLUMNS}. "
+                    "Column venue_name is in table stadium.")
+
+
+def test_an_ambiguous_column_names_the_tables_of_its_own_scope(concerts):
+    sql = ("SELECT count(*) FROM concert WHERE stadium_id IN "
+           "(SELECT name FROM stadium JOIN singer ON 1)")
+    assert hint_for(concerts, sql) == (
+        "Column name is in several tables of the query (singer, stadium); "
+        "prefix it with the table name or its alias.")
+
+
+def test_unparsable_sql_falls_back_to_the_table_level_hints(concerts):
+    broken = "SELECT FROM WHERE (("
+    assert explain_error("no such column: T1.venue_name", broken, concerts.schema) == \
+        "Column venue_name is in table stadium."
+    assert explain_error("no such column: singer.venu", broken, concerts.schema) == (
+        f"Table singer, whose columns are: {SINGER_COLUMNS}. "
+        "No table has a column venu; closest: stadium.venue_name.")
+    assert explain_error("ambiguous column name: name", broken, concerts.schema) is None
