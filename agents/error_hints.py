@@ -84,8 +84,9 @@ class _Query:
             except Exception:  # sqlglot refuses some odd but valid queries: no scopes then
                 self.scopes = []
 
-    def places(self, qualifier: str | None, column: str) -> list[Scope]:
-        """The scope of each place where ``qualifier.column`` (or bare ``column``) is written.
+    def places(self, qualifier: str | None, column: str, schema=None) -> list[Scope]:
+        """The scope of each place where ``qualifier.column`` (or bare ``column``) is written;
+        given ``schema``, only the places where the name does not resolve, if there are any.
 
         sqlglot lists a correlated column in its own scope and again in the outer ones; scopes
         come innermost first, so the first sighting of a column node is where it is written.
@@ -99,7 +100,10 @@ class _Query:
                     continue
                 seen.add(id(node))
                 found.append(scope)
-        return found
+        if schema is None:
+            return found
+        failing = [s for s in found if not _resolves(s, qualifier, column, schema)]
+        return failing or found
 
     def bindings(self, name: str) -> list:
         """Every source ``name`` is bound to in some scope (tables and subquery scopes)."""
@@ -135,6 +139,21 @@ def _visible(scope: Scope) -> list[tuple[str, object]]:
 
 def _resolve(scope: Scope, name: str):
     return next((source for key, source in _visible(scope) if _same(key, name)), None)
+
+
+def _resolves(scope: Scope, qualifier: str | None, column: str, schema) -> bool:
+    """True when ``qualifier.column`` (or bare ``column``) names something in ``scope``."""
+    sources = [_resolve(scope, qualifier)] if qualifier else [s for _, s in _visible(scope)]
+    for source in sources:
+        if isinstance(source, Scope):
+            columns = source.expression.named_selects
+        elif source is not None and schema.table(source.name) is not None:
+            columns = schema.table(source.name).column_names()
+        else:
+            continue
+        if any(_same(c, column) for c in columns):
+            return True
+    return False
 
 
 def _table_aliases(tables, schema) -> dict[str, str]:
@@ -175,7 +194,7 @@ def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list
     if query.tree is None:  # no aliases known: speak only of a real table of that name
         table = schema.table(qualifier)
         return _table_sentences(qualifier, table, column) if table else ([], True)
-    places = query.places(qualifier, column)
+    places = query.places(qualifier, column, schema)
     bindings: list = []
     for scope in places:
         source = _resolve(scope, qualifier)
@@ -209,12 +228,8 @@ def _binding_sentences(query: _Query, places: list[Scope], qualifier: str, colum
     """What one binding of ``qualifier`` is (a table, a subquery, nothing)."""
     if isinstance(source, Scope):
         kind = f"the WITH query {qualifier}" if source.is_cte else "a subquery"
-        outputs = list(source.expression.named_selects)
-        lines = [f"{qualifier} is {kind}, whose columns are: {_names(outputs)}."]
-        close = _close(column, outputs)
-        if close:
-            lines.append(f"Closest columns of {qualifier}: {', '.join(close)}.")
-        return lines, not close
+        return _columns_sentences(f"{qualifier} is {kind}", qualifier,
+                                  list(source.expression.named_selects), column)
     if source is not None:
         return _table_sentences(qualifier, schema.table(source.name), column)
     here = _visible(places[0]) if places else \
@@ -240,10 +255,17 @@ def _table_sentences(qualifier: str, table, column: str) -> tuple[list[str], boo
         return [f"{qualifier} is not a table of this database."], True
     stands = f"{qualifier} is table {table.name}" if qualifier.casefold() != \
         table.name.casefold() else f"Table {table.name}"
-    lines = [f"{stands}, whose columns are: {_names(table.column_names())}."]
-    close = _close(column, table.column_names())
+    return _columns_sentences(stands, table.name, table.column_names(), column)
+
+
+def _columns_sentences(subject: str, owner: str, columns: list[str],
+                       column: str) -> tuple[list[str], bool]:
+    """'<subject>, whose columns are: ...' and the closest spellings of ``column`` among them;
+    the flag is True when none is close (so every table is worth searching)."""
+    lines = [f"{subject}, whose columns are: {_names(columns)}."]
+    close = _close(column, columns)
     if close:
-        lines.append(f"Closest columns of {table.name}: {', '.join(close)}.")
+        lines.append(f"Closest columns of {owner}: {', '.join(close)}.")
     return lines, not close
 
 
@@ -251,19 +273,16 @@ def _unqualified(query: _Query, sql: str, column: str, schema) -> list[str]:
     """The columns of the sources in scope where the bare column is written (each scope's
     own sources; every table of the query when the place is not found)."""
     sources: list[tuple[str, object]] = []
-    for scope in query.places(None, column):
+    for scope in query.places(None, column, schema):
         for item in scope.sources.items():
             if not any(item[1] is s for _, s in sources):
                 sources.append(item)
-    if not sources:
-        names = sorted(set(query_tables(sql, schema).values()), key=str.casefold)
-        return [f"Table {name} has columns: {_names(schema.table(name).column_names())}."
-                for name in names]
-    lines = []
-    tables = {schema.table(s.name).name: None for _, s in sources
+    tables = {schema.table(s.name).name for _, s in sources
               if isinstance(s, exp.Table) and schema.table(s.name) is not None}
-    for name in sorted(tables, key=str.casefold):
-        lines.append(f"Table {name} has columns: {_names(schema.table(name).column_names())}.")
+    if not sources:
+        tables = set(query_tables(sql, schema).values())
+    lines = [f"Table {name} has columns: {_names(schema.table(name).column_names())}."
+             for name in sorted(tables, key=str.casefold)]
     for name, source in sources:
         if isinstance(source, Scope):
             kind = "WITH query" if source.is_cte else "Subquery"

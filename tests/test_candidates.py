@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from agents.candidates import (Candidate, CandidateGroup, Vote, group_candidates,
                                results_equal, run_candidate, vote)
 from agents.database import open_database
@@ -132,22 +130,16 @@ def test_group_candidates_returns_groups_and_failures():
     assert [g.members for g in groups] == [[1]] and failures == [0]
 
 
-@pytest.fixture
-def singers(tmp_path):
-    db = open_database(make_db(tmp_path / "singers.sqlite", SINGERS_SQL))
-    yield db
-    db.close()
-
-
-def test_run_candidate_executes_read_only_and_keeps_every_row(singers):
-    many = run_candidate(singers, "a", "SELECT name, country FROM singer", max_rows=2)
+def test_run_candidate_executes_read_only_and_keeps_every_row(tmp_path):
+    with open_database(make_db(tmp_path / "singers.sqlite", SINGERS_SQL)) as singers:
+        many = run_candidate(singers, "a", "SELECT name, country FROM singer", max_rows=2)
+        same = run_candidate(singers, "b", "SELECT country, name FROM singer ORDER BY age")
+        other = run_candidate(singers, "c", "SELECT name FROM singer WHERE country = 'France'")
+        refused = run_candidate(singers, "d", "DELETE FROM singer")
+        missing = run_candidate(singers, "e", "")
+        result = vote([run_candidate(singers, "a", "SELECT name, country FROM singer"), same,
+                       other, refused, missing])
+        assert singers.execute("SELECT count(*) FROM singer").rows == [(3,)]
     assert many.ok and many.result["truncated"] and len(many.rows) == 2
-    same = run_candidate(singers, "b", "SELECT country, name FROM singer ORDER BY age")
-    other = run_candidate(singers, "c", "SELECT name FROM singer WHERE country = 'France'")
-    refused = run_candidate(singers, "d", "DELETE FROM singer")
-    missing = run_candidate(singers, "e", "")
     assert refused.error_class == "UnsafeSQL" and missing.result is None
-    result = vote([run_candidate(singers, "a", "SELECT name, country FROM singer"), same, other,
-                   refused, missing])
     assert [g.members for g in result.groups] == [[0, 1], [2]]
-    assert singers.execute("SELECT count(*) FROM singer").rows == [(3,)]
