@@ -62,6 +62,10 @@ class GroundingLimits:
     max_per_phrase: int = 3
     fuzzy_cutoff: float = 0.85
 
+    def index_key(self) -> tuple:
+        """The limits that shape a database's index (a lookup's budget does not)."""
+        return (self.max_columns, self.scan_rows, self.values_per_column, self.max_value_chars)
+
 
 @dataclass
 class ValueMatch:
@@ -147,7 +151,8 @@ class ValueIndex:
     """Distinct short values of a database's text columns, filled as time budgets allow.
 
     Built lazily: each lookup indexes the columns still pending until its own deadline, so the
-    first questions on a large database pay for part of it and later ones find it done.
+    first questions on a large database pay for part of it and later ones find it done. A
+    column whose query fails or times out is reported and not tried again.
     """
 
     def __init__(self, schema, limits: GroundingLimits):
@@ -219,14 +224,14 @@ _INDEXES_LOCK = threading.Lock()
 
 
 def value_index(db, limits: GroundingLimits | None = None) -> ValueIndex:
-    """The index kept for ``db`` (rebuilt when the limits change); no query is run here."""
+    """The index kept for ``db`` (rebuilt when limits that shape it change); runs no query."""
     limits = limits or GroundingLimits()
     with _INDEXES_LOCK:
         try:
             index = _INDEXES.get(db)
         except TypeError:  # a handle that cannot be weakly referenced gets no cache
             return ValueIndex(db.schema, limits)
-        if index is None or index.limits != limits:
+        if index is None or index.limits.index_key() != limits.index_key():
             index = ValueIndex(db.schema, limits)
             _INDEXES[db] = index
         return index
@@ -257,7 +262,7 @@ def ground_question(db, question: str, limits: GroundingLimits | None = None) ->
                     partial.setdefault(values.table, []).append(values)
             for table, table_columns in partial.items():
                 found.extend(_direct_matches(db, index, table, table_columns, phrases,
-                                             deadline, grounding))
+                                             deadline, limits, grounding))
         found.extend(_fuzzy_matches(columns, phrases, found, deadline, limits, grounding))
         grounding.columns_searched = len(columns)
         grounding.matches, grounding.dropped = _best(found, limits)
@@ -293,7 +298,7 @@ def _indexed_matches(values: _ColumnValues, phrases: list[Phrase],
 
 
 def _direct_matches(db, index: ValueIndex, table: str, columns: list[_ColumnValues],
-                    phrases: list[Phrase], deadline: float,
+                    phrases: list[Phrase], deadline: float, limits: GroundingLimits,
                     grounding: Grounding) -> list[_Found]:
     """Exact and case-insensitive matches in the rows of ``table`` the index did not cover.
 
@@ -317,7 +322,7 @@ def _direct_matches(db, index: ValueIndex, table: str, columns: list[_ColumnValu
     tests = [f"{quote_identifier(c.column)} COLLATE NOCASE IN ({literals})" for c in columns]
     picks = ", ".join(f"CASE WHEN {test} THEN {quote_identifier(c.column)} END"
                       for test, c in zip(tests, columns))
-    cap = index.limits.max_matches * 10
+    cap = limits.max_matches * 10
     sql = (f"SELECT DISTINCT {picks} FROM {quote_identifier(table)} "
            f"WHERE {' OR '.join(tests)} LIMIT {cap}")
     result = db.execute(sql, timeout=left, max_rows=cap)
