@@ -6,6 +6,13 @@ one that is told "T1 is car_names, whose columns are MakeId, Model, Make; Horsep
 of cars_data" can fix the query. The hint is built from the database's own schema and the
 failing query's table aliases; it never guesses what the question meant.
 
+Aliases are resolved per query scope with sqlglot's :mod:`sqlglot.optimizer.scope`: small models
+reuse ``T1`` in both halves of a UNION or EXCEPT, in subqueries and in CTEs, and a hint that read
+``T1`` as the first table it met would send the repair to the wrong table. The failing name is
+looked up in the scope where it is written (a correlated subquery also sees the scopes around
+it); when it is written in several scopes where the alias means different things, the hint says
+each. A query sqlglot cannot parse still gets the table-level hints, without alias statements.
+
 Only name errors get a hint (no such table, no such column, ambiguous column); every other error
 is left as SQLite wrote it. :func:`explain_error` returns None when it has nothing to add.
 """
@@ -17,22 +24,27 @@ import re
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
 
 MAX_COLUMNS_LISTED = 40
 MAX_TABLES_LISTED = 60
 CLOSE_MATCH_CUTOFF = 0.6
+ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
 _NO_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)", re.I)
 _NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<table>\S+)", re.I)
 _AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>\S+)", re.I)
+# Scopes whose columns may name the sources around them: a subquery inside an expression
+# (correlated) and each branch of a set operation (it sees what its enclosing query sees).
+_SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:
     """A short hint for a name error in ``sql`` against ``schema``, or None.
 
     ``schema`` is a :class:`agents.schema.Schema`. The hint lists the real names the failing
-    name could have meant: the columns of the table an alias stands for, the tables that do have
-    the column, and the closest spellings.
+    name could have meant: the columns of the table an alias stands for where the failing name
+    is written, the tables that do have the column, and the closest spellings.
     """
     if not error or schema is None or not getattr(schema, "tables", None):
         return None
@@ -52,56 +64,117 @@ def explain_error(error: str | None, sql: str, schema) -> str | None:
 def query_tables(sql: str, schema) -> dict[str, str]:
     """Alias (or bare table name), as the query writes it, -> the schema's table name.
 
-    Names that are not tables of the schema (CTEs, subquery aliases) are left out; a query
-    sqlglot cannot parse gives an empty map.
+    All scopes together (the first binding of a reused alias wins): the list of what the query
+    reads, not what a name means in one place. Names that are not tables of the schema (CTEs,
+    subquery aliases) are left out; a query sqlglot cannot parse gives an empty map.
     """
+    tree = _parse(sql)
+    return _table_aliases(tree.find_all(exp.Table), schema) if tree is not None else {}
+
+
+class _Query:
+    """The parsed query and its scopes, innermost first; both empty when it does not parse."""
+
+    def __init__(self, sql: str):
+        self.tree = _parse(sql)
+        self.scopes: list[Scope] = []
+        if self.tree is not None:
+            try:
+                self.scopes = list(traverse_scope(self.tree))
+            except Exception:  # sqlglot refuses some odd but valid queries: no scopes then
+                self.scopes = []
+
+    def places(self, qualifier: str | None, column: str, schema=None) -> list[Scope]:
+        """The scope of each place where ``qualifier.column`` (or bare ``column``) is written;
+        given ``schema``, only the places where the name does not resolve, if there are any.
+
+        sqlglot lists a correlated column in its own scope and again in the outer ones; scopes
+        come innermost first, so the first sighting of a column node is where it is written.
+        """
+        seen: set[int] = set()
+        found = []
+        for scope in self.scopes:
+            for node in scope.columns:
+                if id(node) in seen or not _same(node.name, column) or \
+                        not _same(node.table or None, qualifier):
+                    continue
+                seen.add(id(node))
+                found.append(scope)
+        if schema is None:
+            return found
+        failing = [s for s in found if not _resolves(s, qualifier, column, schema)]
+        return failing or found
+
+    def bindings(self, name: str) -> list:
+        """Every source ``name`` is bound to in some scope (tables and subquery scopes)."""
+        found: list = []
+        for scope in self.scopes:
+            for key, source in scope.sources.items():
+                if _same(key, name) and not any(source is f for f in found):
+                    found.append(source)
+        return found
+
+
+def _parse(sql: str) -> exp.Expression | None:
     try:
-        trees = sqlglot.parse(sql, read="sqlite")
+        return sqlglot.parse_one(sql, read="sqlite")
     except Exception:  # a query that does not parse still gets the table-level hints
-        return {}
-    found: dict[str, str] = {}
-    for tree in trees:
-        if tree is None:
+        return None
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return (a or "").casefold() == (b or "").casefold() and (a is None) == (b is None)
+
+
+def _visible(scope: Scope) -> list[tuple[str, object]]:
+    """(name, source) pairs a column written in ``scope`` can refer to, nearest first."""
+    seen: list[tuple[str, object]] = []
+    while scope is not None:
+        seen.extend(scope.sources.items())
+        if scope.scope_type not in _SEES_OUTER:
+            break
+        scope = scope.parent
+    return seen
+
+
+def _resolve(scope: Scope, name: str):
+    return next((source for key, source in _visible(scope) if _same(key, name)), None)
+
+
+def _resolves(scope: Scope, qualifier: str | None, column: str, schema) -> bool:
+    """True when ``qualifier.column`` (or bare ``column``) names something in ``scope``."""
+    sources = [_resolve(scope, qualifier)] if qualifier else [s for _, s in _visible(scope)]
+    for source in sources:
+        if isinstance(source, Scope):
+            columns = source.expression.named_selects
+        elif source is not None and schema.table(source.name) is not None:
+            columns = schema.table(source.name).column_names()
+        else:
             continue
-        for table in tree.find_all(exp.Table):
-            real = schema.table(table.name) if table.name else None
-            if real is None:
-                continue
-            for name in (table.name, table.alias):
-                if name and not any(k.casefold() == name.casefold() for k in found):
-                    found[name] = real.name
+        if any(_same(c, column) for c in columns):
+            return True
+    return False
+
+
+def _table_aliases(tables, schema) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for table in tables:
+        real = schema.table(table.name) if table.name else None
+        if real is None:
+            continue
+        for name in (table.name, table.alias):
+            if name and not any(k.casefold() == name.casefold() for k in found):
+                found[name] = real.name
     return found
 
 
-def _lookup(aliases: dict[str, str], name: str) -> str | None:
-    wanted = name.casefold()
-    return next((t for a, t in aliases.items() if a.casefold() == wanted), None)
-
-
 def _no_such_column(qualifier: str | None, column: str, sql: str, schema) -> str | None:
-    aliases = query_tables(sql, schema)
-    lines: list[str] = []
-    owners = _tables_with_column(schema, column)
-    search_everywhere = qualifier is None
+    query = _Query(sql)
     if qualifier:
-        table_name = _lookup(aliases, qualifier)
-        table = schema.table(table_name or qualifier)
-        if table is None:
-            lines.append(f"{qualifier} is not a table or alias of this query"
-                         + (f"; its tables are {_alias_list(aliases)}." if aliases else "."))
-        else:
-            stands = f"{qualifier} is table {table.name}" if qualifier.casefold() != \
-                table.name.casefold() else f"Table {table.name}"
-            lines.append(f"{stands}, whose columns are: {_names(table.column_names())}.")
-            close = _close(column, table.column_names())
-            if close:
-                lines.append(f"Closest columns of {table.name}: {', '.join(close)}.")
-            search_everywhere = not close
+        lines, search_everywhere = _qualified(query, qualifier, column, schema)
     else:
-        in_query = sorted(set(aliases.values()), key=str.casefold)
-        for name in in_query:
-            table = schema.table(name)
-            lines.append(f"Table {table.name} has columns: {_names(table.column_names())}.")
+        lines, search_everywhere = _unqualified(query, sql, column, schema), True
+    owners = _tables_with_column(schema, column)
     if owners:
         lines.append(f"Column {column} is in table{'s' if len(owners) > 1 else ''} "
                      f"{', '.join(owners)}.")
@@ -113,6 +186,109 @@ def _no_such_column(qualifier: str | None, column: str, sql: str, schema) -> str
         else:
             lines.append(f"No table has a column {column}.")
     return " ".join(lines) or None
+
+
+def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list[str], bool]:
+    """Sentences on what ``qualifier`` stands for where ``qualifier.column`` is written, and
+    whether every table should be searched for the column (nothing close was found)."""
+    if query.tree is None:  # no aliases known: speak only of a real table of that name
+        table = schema.table(qualifier)
+        return _table_sentences(qualifier, table, column) if table else ([], True)
+    places = query.places(qualifier, column, schema)
+    bindings: list = []
+    for scope in places:
+        source = _resolve(scope, qualifier)
+        if not any(source is b for b in bindings):
+            bindings.append(source)
+    everywhere = query.bindings(qualifier)
+    if not bindings:  # not found as written (a parsing quirk): any binding the query has
+        bindings = everywhere[:1] or [None]
+    if len(bindings) == 1:
+        source = bindings[0]
+        lines, search = _binding_sentences(query, places[:1], qualifier, column, source, schema)
+        if source is not None and len(everywhere) > 1:
+            first = lines[0]
+            first = "table" + first[5:] if first.startswith("Table ") else first
+            lines[0] = f"Where {qualifier}.{column} is written, {first}"
+        return lines, search
+    lines = [f"{qualifier}.{column} is written in {len(bindings)} parts of the query, and "
+             f"{qualifier} means something else in each."]
+    search = True
+    for n, source in enumerate(bindings):
+        where = [s for s in places if _resolve(s, qualifier) is source][:1]
+        part, found = _binding_sentences(query, where, qualifier, column, source, schema)
+        ordinal = ORDINALS[n] if n < len(ORDINALS) else f"number {n + 1}"
+        lines.append(f"In the {ordinal}: " + " ".join(part))
+        search = search and found
+    return lines, search
+
+
+def _binding_sentences(query: _Query, places: list[Scope], qualifier: str, column: str,
+                       source, schema) -> tuple[list[str], bool]:
+    """What one binding of ``qualifier`` is (a table, a subquery, nothing)."""
+    if isinstance(source, Scope):
+        kind = f"the WITH query {qualifier}" if source.is_cte else "a subquery"
+        return _columns_sentences(f"{qualifier} is {kind}", qualifier,
+                                  list(source.expression.named_selects), column)
+    if source is not None:
+        return _table_sentences(qualifier, schema.table(source.name), column)
+    here = _visible(places[0]) if places else \
+        [item for scope in query.scopes for item in scope.sources.items()]
+    aliases: dict[str, str] = {}
+    for key, source in here:  # the nearest binding of a name hides the outer ones
+        table = schema.table(source.name) if isinstance(source, exp.Table) else None
+        if table is not None and not any(_same(key, k) for k in aliases):
+            aliases[key] = table.name
+    listed = f"; the tables there are {_alias_list(aliases)}." if aliases else "."
+    elsewhere = [schema.table(s.name) for s in query.bindings(qualifier)
+                 if isinstance(s, exp.Table) and schema.table(s.name) is not None]
+    if elsewhere and places:
+        return [f"{qualifier} is not a table or alias where {qualifier}.{column} is written"
+                f"{listed} ({qualifier} is table {elsewhere[0].name} in another part of the "
+                f"query.)"], True
+    text = f"{qualifier} is not a table or alias of this query"
+    return [text + (f"; its tables are {_alias_list(aliases)}." if aliases else ".")], True
+
+
+def _table_sentences(qualifier: str, table, column: str) -> tuple[list[str], bool]:
+    if table is None:
+        return [f"{qualifier} is not a table of this database."], True
+    stands = f"{qualifier} is table {table.name}" if qualifier.casefold() != \
+        table.name.casefold() else f"Table {table.name}"
+    return _columns_sentences(stands, table.name, table.column_names(), column)
+
+
+def _columns_sentences(subject: str, owner: str, columns: list[str],
+                       column: str) -> tuple[list[str], bool]:
+    """'<subject>, whose columns are: ...' and the closest spellings of ``column`` among them;
+    the flag is True when none is close (so every table is worth searching)."""
+    lines = [f"{subject}, whose columns are: {_names(columns)}."]
+    close = _close(column, columns)
+    if close:
+        lines.append(f"Closest columns of {owner}: {', '.join(close)}.")
+    return lines, not close
+
+
+def _unqualified(query: _Query, sql: str, column: str, schema) -> list[str]:
+    """The columns of the sources in scope where the bare column is written (each scope's
+    own sources; every table of the query when the place is not found)."""
+    sources: list[tuple[str, object]] = []
+    for scope in query.places(None, column, schema):
+        for item in scope.sources.items():
+            if not any(item[1] is s for _, s in sources):
+                sources.append(item)
+    tables = {schema.table(s.name).name for _, s in sources
+              if isinstance(s, exp.Table) and schema.table(s.name) is not None}
+    if not sources:
+        tables = set(query_tables(sql, schema).values())
+    lines = [f"Table {name} has columns: {_names(schema.table(name).column_names())}."
+             for name in sorted(tables, key=str.casefold)]
+    for name, source in sources:
+        if isinstance(source, Scope):
+            kind = "WITH query" if source.is_cte else "Subquery"
+            lines.append(f"{kind} {name} has columns: "
+                         f"{_names(list(source.expression.named_selects))}.")
+    return lines
 
 
 def _no_such_table(name: str, schema) -> str:
@@ -129,12 +305,21 @@ def _no_such_table(name: str, schema) -> str:
 
 
 def _ambiguous(column: str, sql: str, schema) -> str | None:
-    in_query = set(query_tables(sql, schema).values())
-    owners = [t for t in _tables_with_column(schema, column) if t in in_query]
-    if len(owners) < 2:
-        return None
-    return (f"Column {column} is in several tables of the query ({', '.join(owners)}); "
-            f"prefix it with the table name or its alias.")
+    """The tables sharing ``column`` in the scope where it is written bare (the whole query
+    when that place is not found)."""
+    owners = set(_tables_with_column(schema, column))
+    candidates = []
+    for scope in _Query(sql).places(None, column):
+        tables = [schema.table(s.name) for s in scope.sources.values()
+                  if isinstance(s, exp.Table) and schema.table(s.name) is not None]
+        candidates.append({t.name for t in tables})
+    candidates.append(set(query_tables(sql, schema).values()))
+    for in_scope in candidates:
+        shared = [t.name for t in schema.tables if t.name in owners and t.name in in_scope]
+        if len(shared) >= 2:
+            return (f"Column {column} is in several tables of the query ({', '.join(shared)});"
+                    f" prefix it with the table name or its alias.")
+    return None
 
 
 def _tables_with_column(schema, column: str) -> list[str]:

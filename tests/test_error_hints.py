@@ -20,11 +20,15 @@ INSERT INTO model_list VALUES (1, 1, 'amc'), (2, 2, 'ford');
 """
 
 
+def opened(path, script: str):
+    """Yield the database built from ``script`` at ``path``, then close it."""
+    with open_database(make_db(path, script)) as db:
+        yield db
+
+
 @pytest.fixture
 def cars(tmp_path):
-    db = open_database(make_db(tmp_path / "cars.sqlite", CARS_SQL))
-    yield db
-    db.close()
+    yield from opened(tmp_path / "cars.sqlite", CARS_SQL)
 
 
 def hint_for(db, sql: str) -> str | None:
@@ -133,3 +137,90 @@ def test_the_engine_attaches_the_hint_to_failing_queries_unless_switched_off(car
                                limits=ExecLimits(hints=False)))
     assert off.events[0].execution["hint"] is None
     assert off.events[0].parsed["feedback"] == "no such column: T1.Horsepower"
+
+
+# -- aliases resolved per query scope --------------------------------------------------------------
+CONCERT_SQL = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, stadium_id INTEGER);
+CREATE TABLE stadium (stadium_id INTEGER PRIMARY KEY, venue_name TEXT, name TEXT);
+"""
+SINGER_COLUMNS = "singer_id, name, country"
+CONCERT_COLUMNS = "concert_id, concert_name, stadium_id"
+
+
+@pytest.fixture
+def concerts(tmp_path):
+    yield from opened(tmp_path / "concerts.sqlite", CONCERT_SQL)
+
+
+@pytest.mark.parametrize("sql, expected", [
+    pytest.param(  # T1 is singer in the first half, concert in the half that fails
+        "SELECT T1.name FROM singer AS T1 EXCEPT SELECT T1.venue_name FROM concert AS T1",
+        f"Where T1.venue_name is written, T1 is table concert, whose columns are: "
+        f"{CONCERT_COLUMNS}. Column venue_name is in table stadium.", id="except"),
+    pytest.param(  # the failing column is written in both halves: each meaning is named
+        "SELECT T1.venue_name FROM singer AS T1 UNION SELECT T1.venue_name FROM concert AS T1",
+        "T1.venue_name is written in 2 parts of the query, and T1 means something else in "
+        f"each. In the first: T1 is table singer, whose columns are: {SINGER_COLUMNS}. "
+        "Closest columns of singer: name. In the second: T1 is table concert, whose columns "
+        f"are: {CONCERT_COLUMNS}. Column venue_name is in table stadium.", id="union"),
+    pytest.param(  # written in both halves, but only one half fails: that one is named
+        "SELECT T1.venue_name FROM stadium AS T1 UNION SELECT T1.venue_name FROM concert AS T1",
+        f"Where T1.venue_name is written, T1 is table concert, whose columns are: "
+        f"{CONCERT_COLUMNS}. Column venue_name is in table stadium.", id="the-failing-half"),
+    pytest.param(
+        "SELECT venue_name FROM stadium UNION SELECT venue_name FROM concert",
+        f"Table concert has columns: {CONCERT_COLUMNS}. Column venue_name is in table stadium.",
+        id="bare-column-in-the-failing-half"),
+    pytest.param(
+        "SELECT T2.name FROM singer AS T1 UNION SELECT concert_name FROM concert AS T2",
+        "T2 is not a table or alias where T2.name is written; the tables there are singer AS "
+        "T1. (T2 is table concert in another part of the query.) Column name is in tables "
+        "singer, stadium.", id="alias-of-the-other-half"),
+    pytest.param(
+        "SELECT name FROM singer AS T1 WHERE EXISTS (SELECT 1 FROM concert AS T2 "
+        "WHERE T2.concert_id = T1.concert_id)",
+        f"T1 is table singer, whose columns are: {SINGER_COLUMNS}. "
+        "Column concert_id is in table concert.", id="correlated"),
+    pytest.param(
+        "SELECT T1.name FROM singer AS T1 WHERE T1.singer_id IN "
+        "(SELECT T1.venue_name FROM concert AS T1)",
+        f"Where T1.venue_name is written, T1 is table concert, whose columns are: "
+        f"{CONCERT_COLUMNS}. Column venue_name is in table stadium.", id="inner-hides-outer"),
+    pytest.param(
+        "SELECT s.nam FROM (SELECT name FROM singer) AS s",
+        "s is a subquery, whose columns are: name. Closest columns of s: name.",
+        id="derived-table"),
+    pytest.param(
+        "WITH x AS (SELECT name FROM singer) SELECT x.country FROM x",
+        "x is the WITH query x, whose columns are: name. Column country is in table singer.",
+        id="cte-name"),
+    pytest.param(
+        "WITH x AS (SELECT T1.venue_name FROM concert AS T1) "
+        "SELECT T1.name FROM x JOIN singer AS T1 ON 1",
+        f"Where T1.venue_name is written, T1 is table concert, whose columns are: "
+        f"{CONCERT_COLUMNS}. Column venue_name is in table stadium.", id="inside-a-cte"),
+    pytest.param(  # a bare column: the tables of its own subquery, not the outer query's
+        "SELECT name FROM singer WHERE country IN (SELECT venue_name FROM concert)",
+        f"Table concert has columns: {CONCERT_COLUMNS}. Column venue_name is in table stadium.",
+        id="bare-column-in-a-subquery"),
+    pytest.param(
+        "SELECT count(*) FROM concert WHERE stadium_id IN "
+        "(SELECT name FROM stadium JOIN singer ON 1)",
+        "Column name is in several tables of the query (singer, stadium); prefix it with the "
+        "table name or its alias.", id="ambiguous-in-a-subquery"),
+])
+def test_aliases_are_resolved_in_the_scope_where_the_failing_name_is_written(
+        concerts, sql, expected):
+    assert hint_for(concerts, sql) == expected
+
+
+def test_unparsable_sql_falls_back_to_the_table_level_hints(concerts):
+    broken = "SELECT FROM WHERE (("
+    assert explain_error("no such column: T1.venue_name", broken, concerts.schema) == \
+        "Column venue_name is in table stadium."
+    assert explain_error("no such column: singer.venu", broken, concerts.schema) == (
+        f"Table singer, whose columns are: {SINGER_COLUMNS}. "
+        "No table has a column venu; closest: stadium.venue_name.")
+    assert explain_error("ambiguous column name: name", broken, concerts.schema) is None

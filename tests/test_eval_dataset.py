@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.evaluation.dataset import DatasetError, load_dataset, sample_questions
+from agents.evaluation.dataset import DatasetError, SampleSpec, load_dataset, sample_questions
+from agents.evaluation.prompt_overlap import prompt_texts, quoted_questions
 
 # The Spider dev set lives in the shared folder beside the checkout (never in the repository).
 SPIDER = Path(os.environ.get("SPIDER_DIR")
@@ -116,3 +117,174 @@ def test_bad_folders_get_clear_errors(tmp_path, content, message):
             (folder / "dev.json").write_text(content)
     with pytest.raises(DatasetError, match=message):
         load_dataset(folder)
+
+
+# -- samples that leave questions out ----------------------------------------------------------------
+def hardness_items(n: int = 90) -> list[dict]:
+    return [{"db_id": "d", "question": f"q{i}", "query": "SELECT 1",
+             "hardness": ["easy", "medium", "medium", "hard", "extra"][i % 5]} for i in range(n)]
+
+
+def test_excluding_questions_a_sample_did_not_hold_leaves_it_unchanged(tmp_path):
+    ds = load_dataset(make_folder(tmp_path, hardness_items(), ["d"]))
+    for mode in ("stratified", "random", "first"):
+        base = [q.qid for q in sample_questions(ds.questions, 20, mode, seed=3)]
+        outside = [q.qid for q in ds.questions if q.qid not in base][:15]
+        assert [q.qid for q in sample_questions(ds.questions, 20, mode, seed=3,
+                                                exclude=outside)] == base, mode
+        inside = base[:2]
+        replaced = [q.qid for q in sample_questions(ds.questions, 20, mode, seed=3,
+                                                    exclude=inside)]
+        assert len(replaced) == 20 and not set(inside) & set(replaced), mode
+        assert len(set(base) - set(replaced)) == 2, mode  # only the excluded ones replaced
+
+
+def test_a_second_sample_excluding_the_first_is_disjoint_with_the_same_mix(tmp_path):
+    ds = load_dataset(make_folder(tmp_path, hardness_items(), ["d"]))
+    first = sample_questions(ds.questions, 20, "stratified", seed=7)
+    first_ids = {q.qid for q in first}
+    for seed in (7, 8):
+        second = sample_questions(ds.questions, 20, "stratified", seed=seed, exclude=first_ids)
+        again = sample_questions(ds.questions, 20, "stratified", seed=seed, exclude=first_ids)
+        assert [q.qid for q in second] == [q.qid for q in again]
+        assert len(second) == 20 and not first_ids & {q.qid for q in second}
+        assert Counter(q.hardness for q in second) == Counter(q.hardness for q in first)
+        larger = sample_questions(ds.questions, 30, "stratified", seed=seed, exclude=first_ids)
+        assert {q.qid for q in second} <= {q.qid for q in larger}  # still extends
+
+
+def test_a_level_too_short_after_exclusion_splits_what_is_left(tmp_path):
+    ds = load_dataset(make_folder(tmp_path, hardness_items(), ["d"]))
+    extra = [q.qid for q in ds.questions if q.hardness == "extra"]
+    sample = sample_questions(ds.questions, 20, "stratified", seed=1, exclude=extra[2:])
+    assert len(sample) == 20
+    counts = Counter(q.hardness for q in sample)
+    assert counts["extra"] == 2  # all that is left; the other levels make up the difference
+    assert counts == {"easy": 5, "medium": 9, "hard": 4, "extra": 2}  # was 4, 8, 4, 4
+    assert len(sample_questions(ds.questions, None, exclude=extra)) == 90 - len(extra)
+
+
+@pytest.mark.parametrize("text, spec", [
+    ("7:100", SampleSpec("stratified", 7, 100)),
+    ("random:3:10", SampleSpec("random", 3, 10)),
+    (" first:0:5 ", SampleSpec("first", 0, 5)),
+])
+def test_sample_specs_are_parsed(text, spec):
+    assert SampleSpec.parse(text) == spec
+    assert SampleSpec.parse(str(spec)) == spec
+
+
+@pytest.mark.parametrize("text", ["7", "best:7:100", "x:100", "7:100:3:1", "7:-1", ""])
+def test_bad_sample_specs_get_clear_errors(text):
+    with pytest.raises(DatasetError, match="SEED:LIMIT"):
+        SampleSpec.parse(text)
+
+
+# -- questions quoted in a prompt ----------------------------------------------------------------------
+PROMPT = """Examples:
+Q: Show names for all stadiums except for stadiums having a concert in year 2014.
+A: SELECT name FROM stadium EXCEPT ...
+what is the average, minimum, and maximum age of all singers from Chinese?
+Q: How many heads?
+"""
+QUOTED_ITEMS = [
+    {"db_id": "d", "question": "Show names for all stadiums except for stadiums having a "
+                               "concert in year 2014.", "query": "SELECT 1"},        # verbatim
+    {"db_id": "d", "question": "What is the average, minimum, and maximum age of all singers "
+                               "from France?", "query": "SELECT 1"},                # one word
+    {"db_id": "d", "question": "What is the average, minimum, and maximum age for all French "
+                               "singers?", "query": "SELECT 1"},                    # paraphrase
+    {"db_id": "d", "question": "How many heads?", "query": "SELECT 1"},            # short
+    {"db_id": "d", "question": "How many?", "query": "SELECT 1"},        # part of a sentence
+    {"db_id": "d", "question": "List the singers.", "query": "SELECT 1"},
+]
+
+
+def test_questions_quoted_verbatim_or_nearly_are_found_and_paraphrases_are_not(tmp_path):
+    ds = load_dataset(make_folder(tmp_path, QUOTED_ITEMS, ["d"]))
+    hits = quoted_questions(ds.questions, {"deasql/prompts/x.txt": PROMPT})
+    assert [(h.qid, h.share, h.source) for h in hits] == [
+        (0, 1.0, "deasql/prompts/x.txt"), (1, 0.9, "deasql/prompts/x.txt"),
+        (3, 1.0, "deasql/prompts/x.txt")]
+    assert [h.qid for h in quoted_questions(ds.questions, {"p": PROMPT}, min_share=0.5)] == \
+        [0, 1, 2, 3]
+
+
+def test_prompt_texts_reads_every_pipeline_prompt_file(tmp_path):
+    (tmp_path / "one" / "prompts").mkdir(parents=True)
+    (tmp_path / "one" / "prompts" / "a.txt").write_text("hello")
+    (tmp_path / "one" / "notes.txt").write_text("not a prompt")
+    assert prompt_texts(tmp_path) == {"one/prompts/a.txt": "hello"}
+    assert any(name.endswith(".txt") for name in prompt_texts())  # the real pipelines
+
+
+# -- the eval command with exclusions -----------------------------------------------------------------
+@pytest.fixture
+def eval_env(tmp_path, scripted_llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    scripted_llm.when(lambda req: True, "```sql\nSELECT 1\n```")
+    prompts = tmp_path / "pipelines"
+    (prompts / "fake" / "prompts").mkdir(parents=True)
+    (prompts / "fake" / "prompts" / "p.txt").write_text("Q: q7 is quoted here")
+    monkeypatch.setattr("agents.evaluation.prompt_overlap.PIPELINES_DIR", prompts)
+    items = [{"db_id": "d", "question": f"q{i}" + (" is quoted here" if i == 7 else ""),
+              "query": "SELECT 1", "hardness": ["easy", "hard"][i % 2]} for i in range(12)]
+    return make_folder(tmp_path / "data", items, ["d"])
+
+
+def run_eval(data: Path, out: Path, *extra: str) -> tuple[int, dict]:
+    from agents.cli import main
+
+    code = main(["eval", "--data", str(data), "--pipelines", "baseline", "--limit", "4",
+                 "--sample", "stratified", "--out", str(out), "--no-cache", *extra])
+    report = json.loads((out / "report.json").read_text()) if code == 0 else {}
+    return code, report
+
+
+def test_eval_draws_a_disjoint_second_sample_and_records_the_exclusion(eval_env, tmp_path,
+                                                                         capsys):
+    code, first = run_eval(eval_env, tmp_path / "first", "--seed", "1", "--exclude-quoted")
+    assert code == 0
+    first_ids = first["sample"]["question_ids"]
+    assert 7 not in first_ids
+    code, second = run_eval(eval_env, tmp_path / "second", "--seed", "2",
+                            "--exclude-sample", "1:4", "--exclude-quoted")
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "excluded: 5 questions: 1 quoted in a pipeline prompt (7); 4 of sample " \
+           "stratified:1:4" in printed
+    second_ids = second["sample"]["question_ids"]
+    assert len(second_ids) == 4 and not set(first_ids) & set(second_ids)
+    assert 7 not in second_ids
+    excluded = second["sample"]["excluded"]
+    assert excluded["samples"] == ["stratified:1:4"]
+    assert excluded["question_ids"] == sorted(first_ids + [7])
+    assert excluded["quoted"][0]["qid"] == 7
+    assert second["settings"]["excluded from the sample"].startswith("5 questions")
+    manifest = json.loads((tmp_path / "second" / "manifest.json").read_text())
+    assert manifest["exclude_samples"] == ["stratified:1:4"] and manifest["exclude_quoted"]
+    assert manifest["excluded_ids"] == sorted(first_ids + [7])
+
+
+def test_a_resume_with_other_exclusions_is_refused(eval_env, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_eval(eval_env, out, "--exclude-sample", "1:4")[0] == 0
+    assert run_eval(eval_env, out, "--exclude-sample", "1:4")[0] == 0  # same settings resume
+    assert run_eval(eval_env, out)[0] == 2
+    assert "exclude_samples: ['stratified:1:4'] there, [] now" in capsys.readouterr().err
+    # a folder written before exclusions existed meant none: only a run without them resumes
+    old = tmp_path / "old"
+    assert run_eval(eval_env, old)[0] == 0
+    manifest = json.loads((old / "manifest.json").read_text())
+    for key in ("exclude_samples", "exclude_quoted", "excluded_ids"):
+        del manifest[key]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    assert run_eval(eval_env, old, "--exclude-quoted")[0] == 2
+    assert "exclude_quoted: False there, True now" in capsys.readouterr().err
+    assert run_eval(eval_env, old)[0] == 0
+
+
+def test_a_bad_excluded_sample_is_a_usage_error(eval_env, tmp_path, capsys):
+    assert run_eval(eval_env, tmp_path / "x", "--exclude-sample", "seven:4")[0] == 2
+    assert "--exclude-sample" in capsys.readouterr().err

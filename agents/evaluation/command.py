@@ -17,7 +17,7 @@ from pathlib import Path
 from ..cli import CLIError, UsageError, add_llm_options
 from ..engine import ExecLimits
 from ..paths import REPO_ROOT
-from .dataset import SAMPLE_MODES, DatasetError, load_dataset, sample_questions
+from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
 from .report import render_markdown, run_metadata, write_report
 
@@ -27,7 +27,9 @@ MANIFEST = "manifest.json"
 # each pipeline's non-default parameters and is compared only for pipelines evaluated there
 # before and again now, so one folder can still gather pipelines evaluated one at a time.
 RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints",
-               "examples", "params")
+               "examples", "params", "exclude_samples", "exclude_quoted", "excluded_ids")
+# What a manifest written before a key existed meant by leaving it out.
+RESUME_DEFAULTS = {"exclude_samples": [], "exclude_quoted": False, "excluded_ids": []}
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -47,6 +49,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--sample", choices=SAMPLE_MODES, default="stratified",
                    help="how --limit picks questions (default: stratified by hardness)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument("--exclude-sample", action="append", default=[],
+                   metavar="[MODE:]SEED:LIMIT",
+                   help="leave out the questions of that sample (MODE defaults to --sample), "
+                        "e.g. 7:100 to draw a second sample disjoint from the seed-7 one "
+                        "(repeatable)")
+    p.add_argument("--exclude-quoted", action="store_true",
+                   help="leave out the questions a pipeline prompt quotes (near-)verbatim, "
+                        "from this sample and from every --exclude-sample")
     p.add_argument("--workers", type=_positive_int, default=1,
                    help="questions run in parallel (remote endpoints only; default 1)")
     p.add_argument("--out", default=None,
@@ -110,7 +120,9 @@ def main(args: argparse.Namespace) -> int:
     if args.examples:
         services["examples"] = _example_bank(args.examples)
 
-    questions = sample_questions(dataset.questions, args.limit, args.sample, args.seed)
+    exclusion = _exclusion(dataset, args)
+    questions = sample_questions(dataset.questions, args.limit, args.sample, args.seed,
+                                 exclude=exclusion["question_ids"])
     out = Path(args.out) if args.out else \
         REPO_ROOT / "bench" / "runs" / f"eval-{datetime.now():%Y%m%d-%H%M%S}"
     missing = dataset.missing_by_db()
@@ -119,6 +131,8 @@ def main(args: argparse.Namespace) -> int:
           f"({', '.join(f'{db}: {n}' for db, n in missing.items()) or 'none'})")
     print(f"sample: {len(questions)} of {len(dataset.questions)} executable questions "
           f"({args.sample}, seed {args.seed}); pipelines: {', '.join(p.name for p in pipelines)}")
+    if exclusion["question_ids"]:
+        print(f"excluded: {_describe_exclusion(exclusion)}")
     print(f"output: {out}", flush=True)
 
     try:
@@ -131,7 +145,9 @@ def main(args: argparse.Namespace) -> int:
                 "error_hints": not args.no_error_hints,
                 "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
                 else None,
-                "params": _non_default_params(params, pipelines)}
+                "params": _non_default_params(params, pipelines),
+                "exclude_samples": exclusion["samples"], "exclude_quoted": args.exclude_quoted,
+                "excluded_ids": exclusion["question_ids"]}
     _check_manifest(out, manifest)
 
     store = _store() if args.save_runs else None
@@ -148,7 +164,8 @@ def main(args: argparse.Namespace) -> int:
                     "executable": len(dataset.questions), "missing_by_db": missing,
                     "hardness": dataset.hardness_counts()},
         "sample": {"mode": args.sample, "seed": args.seed, "limit": args.limit,
-                   "size": len(questions), "question_ids": [q.qid for q in questions]},
+                   "size": len(questions), "question_ids": [q.qid for q in questions],
+                   "excluded": exclusion},
         "settings": {
             "pipelines": ", ".join(p.name for p in pipelines),
             "model endpoint": settings.describe(),
@@ -166,6 +183,7 @@ def main(args: argparse.Namespace) -> int:
             "name-error hints": "on" if options.step_limits.hints else "off",
             "pipeline parameters": json.dumps(params) if params else "defaults",
             "few-shot examples": args.examples or "none",
+            "excluded from the sample": _describe_exclusion(exclusion) or "none",
         },
         "notes": notes,
     }
@@ -248,16 +266,17 @@ def _check_manifest(out: Path, manifest: dict) -> None:
             old = {}
         changed = {}
         for key in RESUME_KEYS:
-            if key not in old:  # written before this key was recorded
+            if key not in old and key not in RESUME_DEFAULTS:  # written before it was recorded
                 continue
-            before, now = old[key], manifest[key]
+            before = old.get(key, RESUME_DEFAULTS.get(key))
+            now = manifest.get(key, RESUME_DEFAULTS.get(key))
             if key == "params":  # only pipelines evaluated there before and again now
                 before = {p: v for p, v in (before or {}).items() if p in now}
                 now = {p: now[p] for p in before}
             if before != now:
                 changed[key] = (before, now)
         if changed:
-            details = "; ".join(f"{k}: {before!r} there, {now!r} now"
+            details = "; ".join(f"{k}: {_short(before)} there, {_short(now)} now"
                                 for k, (before, now) in changed.items())
             raise UsageError(f"{out} holds an evaluation with other settings ({details}); "
                               "use another --out folder")
@@ -275,6 +294,45 @@ def _non_default_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
         values = params.get(pipeline.name, {})
         result[pipeline.name] = {k: v for k, v in values.items() if defaults.get(k) != v}
     return result
+
+
+def _exclusion(dataset, args: argparse.Namespace) -> dict:
+    """The questions no sample of this run may draw, and why: quoted in a prompt
+    (``--exclude-quoted``) or drawn by an ``--exclude-sample`` (with the quoted ones left out
+    of it too, so both samples are drawn from the same questions)."""
+    from .prompt_overlap import quoted_questions
+
+    try:
+        specs = [SampleSpec.parse(text, args.sample) for text in args.exclude_sample]
+    except DatasetError as exc:
+        raise UsageError(f"--exclude-sample: {exc}") from None
+    quoted = quoted_questions(dataset.questions) if args.exclude_quoted else []
+    excluded = {hit.qid for hit in quoted}
+    per_sample = {}
+    for spec in specs:
+        drawn = [q.qid for q in spec.draw(dataset.questions, exclude={h.qid for h in quoted})]
+        per_sample[str(spec)] = len(drawn)
+        excluded.update(drawn)
+    return {"samples": [str(spec) for spec in specs], "per_sample": per_sample,
+            "quoted": [hit.to_dict() for hit in quoted], "question_ids": sorted(excluded)}
+
+
+def _describe_exclusion(exclusion: dict) -> str:
+    if not exclusion["question_ids"]:
+        return ""
+    parts = []
+    if exclusion["quoted"]:
+        ids = ", ".join(str(hit["qid"]) for hit in exclusion["quoted"])
+        parts.append(f"{len(exclusion['quoted'])} quoted in a pipeline prompt ({ids})")
+    parts += [f"{n} of sample {spec}" for spec, n in exclusion["per_sample"].items()]
+    return f"{len(exclusion['question_ids'])} questions: " + "; ".join(parts)
+
+
+def _short(value) -> str:
+    """A manifest value for an error message: long lists are summarised."""
+    if isinstance(value, list) and len(value) > 6:
+        return f"[{len(value)} items]"
+    return repr(value)
 
 
 def _non_negative_int(text: str) -> int:

@@ -6,8 +6,9 @@ database at ``database/<db_id>/<db_id>.sqlite`` (BIRD: ``dev_databases/``). A qu
 database file is absent cannot be scored: it is kept in :attr:`Dataset.missing` so every report
 can say how many were left out and why, instead of quietly shrinking the denominator.
 
-The sample is a pure function of (questions, limit, mode, seed), so every pipeline of one
-evaluation -- and every resumed evaluation -- sees exactly the same questions.
+The sample is a pure function of (questions, limit, mode, seed, excluded ids), so every
+pipeline of one evaluation -- and every resumed evaluation -- sees exactly the same questions.
+Excluding the questions of another sample draws a second one that shares none with it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Collection
 
 SAMPLE_MODES = ("stratified", "first", "random")
 HARDNESS_ORDER = ("easy", "medium", "hard", "extra", "simple", "moderate", "challenging")
@@ -110,38 +112,76 @@ def _question(item: object, index: int, qfile: Path) -> Question:
 
 
 def sample_questions(questions: list[Question], limit: int | None = None,
-                     mode: str = "stratified", seed: int = 0) -> list[Question]:
+                     mode: str = "stratified", seed: int = 0,
+                     exclude: Collection[int] = ()) -> list[Question]:
     """A deterministic sample of ``limit`` questions, returned in dataset order.
 
     ``stratified`` keeps the hardness mix of the whole set (largest-remainder quotas); ``random``
     is a seeded uniform draw; ``first`` takes the first ``limit``. Both seeded modes shuffle once
     and take a prefix, so a larger limit with the same seed extends a smaller sample (a resumed
     evaluation with a higher --limit reuses the questions already done).
+
+    Question ids in ``exclude`` are never drawn. They are skipped where they fall in the seeded
+    order, and the quotas still follow the whole set, so excluding questions a sample did not
+    hold leaves it unchanged, and two samples that exclude each other keep the same mix.
     """
     if mode not in SAMPLE_MODES:
         raise DatasetError(f"sample mode must be one of {', '.join(SAMPLE_MODES)}, not {mode!r}")
     if limit is not None and limit < 0:
         raise DatasetError("limit must be 0 or more")
-    if limit is None or limit >= len(questions):
-        return list(questions)
+    excluded = set(exclude)
+    pool = [q for q in questions if q.qid not in excluded]
+    if limit is None or limit >= len(pool):
+        return pool
     if mode == "first":
-        return list(questions[:limit])
+        return pool[:limit]
     position = {id(q): i for i, q in enumerate(questions)}
     if mode == "random":
         shuffled = list(questions)
         random.Random(f"{seed}").shuffle(shuffled)
-        chosen = shuffled[:limit]
+        chosen = [q for q in shuffled if q.qid not in excluded][:limit]
     else:
         groups: dict[str, list[Question]] = {}
         for q in questions:
             groups.setdefault(q.hardness, []).append(q)
         quotas = _quotas({h: len(g) for h, g in groups.items()}, limit)
+        left = {h: sum(q.qid not in excluded for q in g) for h, g in groups.items()}
+        quotas = _refill({h: min(quotas[h], left[h]) for h in groups}, left, limit)
         chosen = []
         for hardness, group in groups.items():
             shuffled = list(group)
             random.Random(f"{seed}:{hardness}").shuffle(shuffled)
-            chosen.extend(shuffled[:quotas[hardness]])
+            chosen.extend([q for q in shuffled if q.qid not in excluded][:quotas[hardness]])
     return sorted(chosen, key=lambda q: position[id(q)])
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """A sample named as ``[MODE:]SEED:LIMIT`` (``stratified:7:100`` or ``7:100``)."""
+
+    mode: str
+    seed: int
+    limit: int
+
+    @classmethod
+    def parse(cls, text: str, default_mode: str = "stratified") -> "SampleSpec":
+        parts = text.strip().split(":")
+        if len(parts) == 2:
+            parts = [default_mode, *parts]
+        try:
+            mode, seed, limit = parts[0].strip(), int(parts[1]), int(parts[2])
+        except (ValueError, IndexError):
+            raise DatasetError(f"a sample is written [MODE:]SEED:LIMIT, not {text!r}") from None
+        if mode not in SAMPLE_MODES or len(parts) != 3 or limit < 0:
+            raise DatasetError(f"a sample is written [MODE:]SEED:LIMIT with MODE one of "
+                               f"{', '.join(SAMPLE_MODES)} and LIMIT 0 or more, not {text!r}")
+        return cls(mode, seed, limit)
+
+    def __str__(self) -> str:
+        return f"{self.mode}:{self.seed}:{self.limit}"
+
+    def draw(self, questions: list[Question], exclude: Collection[int] = ()) -> list[Question]:
+        return sample_questions(questions, self.limit, self.mode, self.seed, exclude)
 
 
 def _quotas(sizes: dict[str, int], limit: int) -> dict[str, int]:
@@ -154,6 +194,17 @@ def _quotas(sizes: dict[str, int], limit: int) -> dict[str, int]:
     for h in ranked[:rest]:
         quotas[h] += 1
     return quotas
+
+
+def _refill(quotas: dict[str, int], left: dict[str, int], limit: int) -> dict[str, int]:
+    """Quotas cut to what exclusion left of each level, the shortfall spread over the levels
+    that have questions to spare (in proportion to the spare, largest remainder)."""
+    short = limit - sum(quotas.values())
+    spare = {h: left[h] - quotas[h] for h in quotas if left[h] > quotas[h]}
+    if short <= 0 or not spare:
+        return quotas
+    extra = _quotas(spare, min(short, sum(spare.values())))
+    return {h: quotas[h] + extra.get(h, 0) for h in quotas}
 
 
 def _hardness_rank(hardness: str) -> tuple[int, str]:
