@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .evaluation.metric import order_matters, result_eq
+from . import sqltext
+from .evaluation.metric import order_matters
 
 DEFAULT_MIN_SHARE = 0.5
 
@@ -95,11 +96,8 @@ def results_equal(a: Candidate, b: Candidate) -> bool:
     A result cut at the row cap is only compared with another cut result (the rows beyond the
     cap are unknown); row order counts when both queries sort their output.
     """
-    if not (a.ok and b.ok):
-        return False
-    if bool(a.result.get("truncated")) != bool(b.result.get("truncated")):
-        return False
-    return result_eq(a.rows, b.rows, a.sorts_output() and b.sorts_output())
+    return sqltext.results_equal(a.result, b.result, float_digits=None,
+                                 order_matters=a.sorts_output() and b.sorts_output())
 
 
 @dataclass

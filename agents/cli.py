@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from .engine import ExecLimits, Pipeline, start_run
 from .events import RunFinished, StepEvent, StepStarted
 from .sqltext import format_sql, result_text
+from .textview import render_event, render_outcome
 
 PROG = "python -m agents"
 MAX_QUESTION_CHARS = 20_000
@@ -288,102 +289,7 @@ def _print_item(item, out) -> None:
 
 
 def _print_outcome(run, max_rows: int, out) -> None:
-    print("", file=out)
-    if run.final_sql:
-        print("Final SQL:", file=out)
-        print(_indent(format_sql(run.final_sql), 2), file=out)
-    if run.result:
-        print("", file=out)
-        if run.result.get("ok"):
-            print(result_text(run.result, max_rows), file=out)
-        else:
-            print(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
-                  f"{run.result.get('error')}", file=out)
-    totals = run.totals()
-    print(f"\n{run.status}: {totals['llm_calls']} model call(s), {totals['prompt_tokens']}+"
-          f"{totals['completion_tokens']} tokens, {totals['seconds']:.1f} s", file=out)
-
-
-# -- rendering ------------------------------------------------------------------------------------
-def render_event(event: StepEvent) -> list[str]:
-    """A compact human rendering of one finished step."""
-    lines: list[str] = []
-    parsed = event.parsed if isinstance(event.parsed, dict) else {}
-    if event.status == "skipped":
-        lines.append(f"  skipped: {'; '.join(event.notes) or 'nothing to do'}")
-    else:
-        if "tables" in parsed and parsed.get("used", True):
-            lines += _render_selection(parsed["tables"])
-        elif "sub_questions" in parsed:
-            lines += _render_sub_questions(parsed["sub_questions"])
-        elif "sql_before" in parsed:
-            lines += _render_repair(parsed)
-        elif parsed.get("status") == "ok" and "rows" in parsed:
-            lines.append(f"  the SQL runs and returns {parsed['rows']} row(s)")
-        elif parsed.get("status") == "gave_up":
-            lines.append(f"  still failing ({parsed.get('error_class')}): {parsed.get('error')}")
-        elif parsed:
-            lines += _render_generic(parsed)
-        if event.sql and not _sql_shown(parsed, event.sql):
-            lines.append("  SQL:")
-            lines.append(_indent(format_sql(event.sql), 4))
-        for note in event.notes:
-            lines.append(f"  note: {note}")
-    if event.status == "error":
-        lines.append(f"  FAILED: {event.error}")
-    cost = f"{event.seconds:.1f} s"
-    if event.calls:
-        cost = (f"{len(event.calls)} model call(s), {event.prompt_tokens}+"
-                f"{event.completion_tokens} tokens, {cost}")
-    lines.append(f"  ({cost})")
-    return lines
-
-
-def _render_selection(rows: list[dict]) -> list[str]:
-    lines = []
-    for row in rows:
-        if row.get("decision") == "drop_all" or not row.get("kept"):
-            lines.append(f"  drop {row.get('table')}")
-        elif row.get("dropped"):
-            lines.append(f"  keep {row.get('table')}: {', '.join(row['kept'])} "
-                         f"(dropped {len(row['dropped'])} column(s))")
-        else:
-            lines.append(f"  keep {row.get('table')} (all columns)")
-    return lines
-
-
-def _render_sub_questions(pairs: list[dict]) -> list[str]:
-    lines = []
-    for i, pair in enumerate(pairs, start=1):
-        lines.append(f"  Sub question {i}: {pair.get('question') or '(unnamed)'}")
-        lines.append(_indent(format_sql(pair.get("sql") or ""), 4))
-    return lines
-
-
-def _render_repair(parsed: dict) -> list[str]:
-    return [f"  error ({parsed.get('error_class')}): {parsed.get('error')}",
-            f"  repair {parsed.get('attempt')}:",
-            _indent(format_sql(parsed.get("sql_after") or ""), 4)]
-
-
-def _render_generic(parsed: dict) -> list[str]:
-    lines = []
-    for key, value in parsed.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                               default=str)
-        text = " ".join(str(text).split())
-        if len(text) > 300:
-            text = text[:297] + "..."
-        lines.append(f"  {key}: {text}")
-    return lines
-
-
-def _sql_shown(parsed: dict, sql: str) -> bool:
-    if parsed.get("status") in ("ok", "gave_up"):  # a check of SQL shown by an earlier step
-        return True
-    if "sub_questions" in parsed:
-        return any((p.get("sql") or "").strip() == sql.strip() for p in parsed["sub_questions"])
-    return "sql_before" in parsed or parsed.get("sql") == sql
+    print("\n".join(render_outcome(run, max_rows)), file=out)
 
 
 def _indent(text: str, spaces: int) -> str:

@@ -84,11 +84,14 @@ def sql_diff(before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def results_equal(a: dict | None, b: dict | None, *, float_digits: int | None = 6) -> bool:
+def results_equal(a: dict | None, b: dict | None, *, order_matters: bool = False,
+                  float_digits: int | None = 6) -> bool:
     """Whether two result previews (``ExecResult.preview()``) are the same result.
 
-    Both must have run; equal row counts; then the metric's own comparison of the rows, with
-    row order and column order free (the evaluation's rule for a query without ORDER BY).
+    Both must have run, with equal row counts, and a result cut at the row cap only equals
+    another cut result (the rows beyond the cap are unknown). Then the metric's own comparison
+    of the rows: column order free, row order too unless ``order_matters`` (the evaluation's
+    rule when the queries sort their output).
     Floats are first rounded to ``float_digits`` decimals, so ``AVG(x)`` and ``SUM(x)/COUNT(x)``
     agree despite float noise; ``float_digits=None`` compares exactly, as the metric does.
     """
@@ -98,10 +101,12 @@ def results_equal(a: dict | None, b: dict | None, *, float_digits: int | None = 
         return False
     if a.get("row_count") != b.get("row_count"):
         return False
+    if bool(a.get("truncated")) != bool(b.get("truncated")):
+        return False
     rows_a, rows_b = _rows(a, float_digits), _rows(b, float_digits)
     if not rows_a and not rows_b:
         return len(a.get("columns") or []) == len(b.get("columns") or [])
-    return result_eq(rows_a, rows_b, order_matters=False)
+    return result_eq(rows_a, rows_b, order_matters)
 
 
 def _rows(preview: dict, float_digits: int | None) -> list[tuple]:

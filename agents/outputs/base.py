@@ -114,7 +114,7 @@ def _import_pipelines() -> None:
 # Agent display names of the pipelines as they were, to the kind their outputs are. Used only
 # for runs stored without a kind; new events always carry theirs.
 _LEGACY_BY_AGENT = {
-    "selector": "schema_selection", "informationfilter": "schema_selection",
+    "selector": "schema_selection", "informationfilter": "information_filter",
     "decomposer": "decomposition", "refiner": "sql_repair", "sqlwriter": "sql_draft",
     "execution": "execution_check", "executioncheck": "execution_check",
     "invitation": "reviewer_invitation", "reviewer": "review",

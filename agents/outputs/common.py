@@ -50,8 +50,6 @@ class SchemaSelection(Output):
     required: ClassVar[tuple[str, ...]] = ("tables",)
     tables: list[dict] = field(default_factory=list)  # {"table", "decision", "kept", "dropped"}
     used: bool = True
-    join_conditions: str | list | None = None
-    key_info: list | dict | None = None
 
     def text_lines(self) -> list[str]:
         if not self.used and not self.tables:
@@ -65,10 +63,6 @@ class SchemaSelection(Output):
                              f"(dropped {len(row['dropped'])} column(s))")
             else:
                 lines.append(f"  keep {row.get('table')} (all columns)")
-        if self.join_conditions:
-            lines.append(f"  join conditions: {self.join_conditions}")
-        for info in self.key_info or []:
-            lines.append(f"  key information: {info}")
         return lines
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...outputs.base import Output, register, short
+from ...outputs.common import indent
+from ...sqltext import format_sql
 
 
 def _tables(rows: list[dict]) -> str:
@@ -67,7 +69,7 @@ class SQLCheck(Output):
         return [self.sql or ""]
 
     def text_lines(self) -> list[str]:
-        lines = [f"  verdict: {self.verdict}"]
+        lines = [f"  verdict on {self.sql_by or 'the SQL'}: {self.verdict}"]
         if self.reason:
             lines.append(f"  reason: {' '.join(self.reason.split())}")
         return lines
@@ -95,7 +97,7 @@ class AgentSQL(Output):
             lines.append(f"  knows why the last SQL was rejected: {self.feedback}")
         if self.executes is False:
             lines.append("  the SQL fails to execute")
-        return lines
+        return lines + ["  SQL:", indent(format_sql(self.sql), 4)]
 
     def shown_sql(self) -> list[str]:
-        return []
+        return [self.sql]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ...engine import ParseError, StepContext
-from ...outputs import SchemaSelection
+from .outputs import FilteredSchema
 from ...parsing import extract_json
 from .shared import hint_text, main_metric, prompt, table_info
 
@@ -228,7 +228,7 @@ def run(ctx: StepContext) -> str:
     ctx.data["selection"] = None
     ctx.data["key_info"] = []
     if not ctx.params["information_filter"]:
-        ctx.set_output(SchemaSelection(used=False))
+        ctx.set_output(FilteredSchema(used=False))
         ctx.skip("the information filter is off: the whole schema is used")
         return "classification"
     entities = ctx.data.get("entities") or []
@@ -245,6 +245,6 @@ def run(ctx: StepContext) -> str:
     ctx.data["selection"] = selection
     ctx.data["key_info"] = key_info
     ctx.data["join_conditions"] = answer["join"]
-    ctx.set_output(SchemaSelection(tables=rows, used=selection is not None,
-                                   join_conditions=answer["join"], key_info=key_info))
+    ctx.set_output(FilteredSchema(tables=rows, used=selection is not None,
+                                 join_conditions=answer["join"], key_info=key_info))
     return "classification"

@@ -1,6 +1,6 @@
-"""Output kinds only DEA-SQL produces: elements, classification, few-shot generation,
-self-correction and active learning (its information filter gives a SchemaSelection and its
-execution check an ExecutionCheck, kinds shared with other pipelines)."""
+"""Output kinds only DEA-SQL produces: elements, the filtered schema, classification, few-shot
+generation, self-correction and active learning (its execution check gives an ExecutionCheck,
+a kind shared with other pipelines)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...outputs.base import Output, register, short
+from ...outputs.common import SchemaSelection
 
 
 @register
@@ -24,6 +25,26 @@ class Elements(Output):
         lines = [f"  entities: {short(self.entities)}"]
         if self.rewritten_question:
             lines.append(f"  rewritten question: {self.rewritten_question}")
+        return lines
+
+
+@register
+@dataclass
+class FilteredSchema(SchemaSelection):
+    """The information filter's tables and columns, with the join conditions and the key
+    information (calculations, conditions) it states for the later prompts."""
+
+    kind: ClassVar[str] = "information_filter"
+    join_conditions: str | list | None = None
+    key_info: list | dict | None = None
+
+    def text_lines(self) -> list[str]:
+        lines = super().text_lines()
+        if self.join_conditions:
+            lines.append(f"  join conditions: {short(self.join_conditions)}")
+        info = self.key_info or []
+        for line in (info.items() if isinstance(info, dict) else info):
+            lines.append(f"  key information: {short(line)}")
         return lines
 
 

@@ -9,10 +9,22 @@ from __future__ import annotations
 
 from ...engine import StepContext
 from .outputs import SelfCorrection
-from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, same_sql,
+from ...prompts import load
+from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, same_sql,
                      table_info, working_schema)
 
 MAX_TOKENS = 400
+
+
+def checklist() -> tuple[str, ...]:
+    """The checklist items of the self-correction prompt, as the model reads them (numbered
+    ``1) ...`` lines), so a view can show the checklist the SQL was checked against."""
+    items = []
+    for line in load(str(HERE), "self_correction").splitlines():
+        number, _, item = line.partition(")")
+        if number.strip().isdigit() and item.strip():
+            items.append(item.strip())
+    return tuple(i for i in items if not i.lower().startswith("database scheme"))
 
 
 def run(ctx: StepContext) -> str:

@@ -19,8 +19,9 @@ from ...engine import ParseError, StepContext
 from .outputs import FewShotGeneration
 from ...example_bank import EASY, JOIN
 from ...parsing import extract_json
-from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, main_metric, parse_sql,
-                     prompt, table_info, working_schema)
+from ...prompts import load
+from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, main_metric,
+                     parse_sql, prompt, table_info, working_schema)
 
 MAX_TOKENS = 400
 FEW_SHOT_HEADER = ("Some example questions and corresponding SQL queries are provided based on "
@@ -34,6 +35,16 @@ def template_for(qtype: str | None) -> str:
     if qtype in (JOIN, None):
         return "generation_join"
     return "generation_nested"
+
+
+def prompt_hint(qtype: str | None) -> tuple[str, str | None]:
+    """``(prompt name, its "### HINT:" line or None)`` for a question type, so a view can say
+    which hint the generation was given without reading the prompt file itself."""
+    template = template_for(qtype)
+    for line in load(str(HERE), template).splitlines():
+        if line.startswith("### HINT:"):
+            return template, line[len("### HINT:"):].strip()
+    return template, None
 
 
 def parse_answer(text: str) -> str:

@@ -1,0 +1,58 @@
+"""A run as plain text: the CLI's view of the same events the pages draw.
+
+Each step's output is described by its typed record (``Output.text_lines()``), so the CLI needs
+no knowledge of any agent; this module adds what every step has (notes, failure, SQL, cost).
+"""
+
+from __future__ import annotations
+
+from .events import Run, StepEvent
+from .outputs.common import indent
+from .sqltext import format_sql, normalize_sql, result_text
+
+
+def render_event(event: StepEvent) -> list[str]:
+    """A compact human rendering of one finished step."""
+    lines: list[str] = []
+    if event.status == "skipped":
+        lines.append(f"  skipped: {'; '.join(event.notes) or 'nothing to do'}")
+    else:
+        output = event.output
+        lines += output.text_lines() if event.parsed not in (None, {}, []) else []
+        if event.sql and not _shows_sql(output.shown_sql(), event.sql):
+            lines.append("  SQL:")
+            lines.append(indent(format_sql(event.sql), 4))
+        for note in event.notes:
+            lines.append(f"  note: {note}")
+    if event.status == "error":
+        lines.append(f"  FAILED: {event.error}")
+    cost = f"{event.seconds:.1f} s"
+    if event.calls:
+        cost = (f"{len(event.calls)} model call(s), {event.prompt_tokens}+"
+                f"{event.completion_tokens} tokens, {cost}")
+    lines.append(f"  ({cost})")
+    return lines
+
+
+def _shows_sql(shown: list[str], sql: str) -> bool:
+    target = normalize_sql(sql)
+    return "*" in shown or any(normalize_sql(s) == target for s in shown)
+
+
+def render_outcome(run: Run, max_rows: int) -> list[str]:
+    """The run's final SQL, its result table (or why it failed) and the totals."""
+    lines = [""]
+    if run.final_sql:
+        lines += ["Final SQL:", indent(format_sql(run.final_sql), 2)]
+    if run.result:
+        lines.append("")
+        if run.result.get("ok"):
+            lines.append(result_text(run.result, max_rows))
+        else:
+            lines.append(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
+                         f"{run.result.get('error')}")
+    totals = run.totals()
+    lines.append(f"\n{run.status}: {totals['llm_calls']} model call(s), "
+                 f"{totals['prompt_tokens']}+{totals['completion_tokens']} tokens, "
+                 f"{totals['seconds']:.1f} s")
+    return lines

@@ -1,0 +1,86 @@
+"""Views of the output kinds several pipelines share: a SQL draft, a schema selection, a
+decomposition, a repair, an execution check."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from agents.outputs import Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair
+from agents.sqltext import format_sql
+
+from . import view
+from .parts import badge, error_line, prose, render_sql_change, round_prefix, text
+
+_DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
+_STYLES = {"cot": "chain of thought", "pot": "program of thoughts"}
+
+
+@view(SQLDraft.kind)
+def render_draft(draft: SQLDraft) -> None:
+    """A writer's draft: the prompt style and its examples, the reasoning before the SQL."""
+    bits = [f"writing style: {_STYLES.get(draft.style, draft.style)}"] if draft.style else []
+    if draft.examples is not None:
+        bits.append(f"{draft.examples} related example(s)")
+    if bits:
+        st.caption(" · ".join(bits))
+    if draft.reasoning and draft.reasoning.strip() != (draft.sql or "").strip():
+        st.markdown(f"**Reasoning:** {prose(draft.reasoning)}")
+
+
+@view(SchemaSelection.kind)
+def render_selection(selection: SchemaSelection) -> None:
+    """Which tables and columns the Selector kept."""
+    if not selection.used and not selection.tables:
+        st.caption("Every table was kept (the Selector did not prune the schema).")
+    rows = [{"table": t.get("table", ""),
+             "decision": _DECISIONS.get(t.get("decision"), t.get("decision") or ""),
+             "kept columns": ", ".join(map(str, t.get("kept") or [])) or "—",
+             "dropped columns": ", ".join(map(str, t.get("dropped") or [])) or "—"}
+            for t in selection.tables]
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+@view(Decomposition.kind)
+def render_decomposition(decomposition: Decomposition) -> None:
+    """The sub-questions, each with the SQL that answers it."""
+    for i, sub in enumerate(decomposition.sub_questions, 1):
+        st.markdown(f"**{i}. {text(sub.get('question', ''))}**")
+        if sub.get("sql"):
+            st.code(format_sql(sub["sql"]), language="sql", wrap_lines=True)
+
+
+@view(SQLRepair.kind)
+def render_repair(repair: SQLRepair) -> None:
+    """The execution error an agent saw and the SQL it produced from it."""
+    if repair.status == "ok":
+        st.markdown(f"The SQL runs and returns {repair.rows or 0:,} row(s): nothing to repair.")
+    elif repair.status == "gave_up":
+        st.markdown("**Gave up repairing** — the last SQL is kept.")
+    if repair.error:
+        attempt = f" · attempt {repair.attempt}" if repair.attempt else ""
+        st.markdown(error_line("Error", repair.error, repair.error_class, attempt))
+        if repair.hint:
+            st.caption(f"Hint given with the error: {repair.hint}")
+    if repair.sql_before or repair.sql_after:
+        render_sql_change(repair.sql_before, repair.sql_after)
+    if repair.reasoning:
+        st.markdown(f"**Reasoning:** {prose(repair.reasoning)}")
+
+
+@view(ExecutionCheck.kind)
+def render_execution_check(check: ExecutionCheck) -> None:
+    """Whether the SQL runs, and each repair made from a failure."""
+    for r in check.repairs:
+        kind = f" ({text(r['error_class'])})" if r.get("error_class") else ""
+        st.markdown(f"**Repair {r.get('attempt', '')}** · error{kind}: {text(r.get('error'))}")
+        render_sql_change(r.get("sql_before"), r.get("sql_after"))
+    if check.ok and check.repairs:
+        st.markdown(badge(f"runs after {len(check.repairs)} repair(s)", "green"))
+    elif check.ok and check.round is not None:
+        st.markdown(f"{round_prefix(check.round)}{badge('the SQL runs', 'green')}")
+    elif not check.ok and check.error:
+        kind = f" ({text(check.error_class)})" if check.error_class else ""
+        attempt = f" · failure {check.attempt}" if check.attempt else ""
+        st.markdown(f"{badge('fails', 'red')}{attempt}{kind}: {text(check.error)}")

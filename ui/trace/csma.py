@@ -1,0 +1,103 @@
+"""Views of CSMA's output kinds: who owns which tables, and each round's extraction, check and
+SQL of one agent."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agents.pipelines.csma.outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
+from agents.sqltext import format_sql
+
+from . import view
+from .parts import badge, cell, markdown_table, name, names, round_prefix, schema_table, text
+
+_POSITIVE = {"positive", "correct", "right", "yes", "true", "ok", "valid", "pass"}
+
+
+@view(SchemaPartition.kind)
+def render_partition(partition: SchemaPartition) -> None:
+    """Which agent owns which tables: the private schemas CSMA's agents start from."""
+    if partition.partition:
+        st.markdown(f"**Partition:** {text(partition.partition)}")
+    markdown_table(["agent", "tables (private schema)", "columns"],
+                   [[f"**{cell(a['agent'])}**", names(a["tables"]), str(a.get("columns", ""))]
+                    for a in partition.agents])
+    if partition.private_schemas:
+        with st.expander("Every agent's private columns"):
+            markdown_table(["agent", "table", "columns"],
+                           [[cell(r["agent"]), name(r["table"]), names(r["columns"])]
+                            for r in partition.private_schemas])
+
+
+@view(SchemaExtraction.kind)
+def render_extraction(step: SchemaExtraction) -> None:
+    """Known schema -> what the agent extracted (retention marked) -> global schema after it."""
+    agent = step.agent or "The agent"
+    st.markdown(f"{round_prefix(step.round)}{text(agent)} merges its private schema with the "
+                "global schema and extracts what the question needs.")
+    private = {r["table"] for r in step.private_schema}
+    marks: dict[tuple[str, str], str] = {}
+    for row in step.extracted:
+        for column in row.get("added_for_joins") or []:
+            marks[(row["table"], column)] = " (join)"
+        for column in row.get("added_for_retention") or []:
+            marks[(row["table"], column)] = " (δ)"
+    from_global = [r["table"] for r in step.known_schema
+                   if private and r["table"] not in private]
+    known, extracted, shared = st.columns(3)
+    with known:
+        st.markdown(f"**Known schema** of {text(agent)}")
+        schema_table(step.known_schema, table_marks={t: " (global)" for t in from_global})
+    with extracted:
+        st.markdown("**Extracted**")
+        schema_table([{"table": r["table"], "columns": r["columns"]} for r in step.extracted],
+                     marks)
+    with shared:
+        st.markdown("**Global schema** after this step")
+        schema_table(step.global_schema)
+    legend = ["(global): known from the global schema, not privately owned"] if from_global \
+        else []
+    if any(m == " (δ)" for m in marks.values()):
+        legend.append("(δ): added by the retention threshold")
+    if any(m == " (join)" for m in marks.values()):
+        legend.append("(join): kept so the extracted tables can be joined")
+    if legend:
+        st.caption(" · ".join(legend))
+
+
+@view(SQLCheck.kind)
+def render_check(check: SQLCheck) -> None:
+    """The check's verdict on the previous round's SQL, its reason and what execution showed."""
+    positive = str(check.verdict).strip().lower() in _POSITIVE
+    verdict = (badge("positive: SQL accepted", "green") if positive
+               else badge("negative: SQL rejected", "red"))
+    author = f" written by {text(check.sql_by)}" if check.sql_by else ""
+    st.markdown(f"{round_prefix(check.round)}{text(check.agent or 'The agent')} checks the "
+                f"SQL{author}: {verdict}")
+    if check.reason:
+        st.markdown(f"**Reason:** {text(check.reason)}")
+    execution = check.execution
+    if isinstance(execution, dict):
+        execution = ("ran without error" if execution.get("ok")
+                     else f"failed: {execution.get('error') or 'unknown error'}")
+    if execution:
+        st.caption(f"Execution, as the checker saw it: {text(execution)}")
+    if check.sql:
+        st.code(format_sql(check.sql), language="sql", wrap_lines=True)
+
+
+@view(AgentSQL.kind)
+def render_agent_sql(step: AgentSQL) -> None:
+    """The SQL an agent wrote from its extracted schema (told why its check rejected the last)."""
+    source = f" from {names(step.tables)}" if step.tables else ""
+    strategy = ("by sub-questions (MAC-SQL decomposition)"
+                if step.strategy == "decompose" else "")
+    st.markdown(f"{round_prefix(step.round)}{text(step.agent or 'The agent')} writes SQL"
+                f"{source} {strategy}".rstrip())
+    if step.feedback:
+        st.markdown(f"**Knows why the last SQL was rejected:** {text(step.feedback)}")
+    for i, sub in enumerate(step.sub_questions or [], 1):
+        st.markdown(f"{i}. {text(sub.get('question', ''))}")
+    if step.executes is False:
+        st.markdown(":orange[**The SQL fails to execute.**]")
+    st.code(format_sql(step.sql), language="sql", wrap_lines=True)

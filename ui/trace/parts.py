@@ -1,0 +1,89 @@
+"""Pieces the trace views are drawn from: text made safe for Markdown, small tables, badges and
+an SQL revision shown side by side.
+
+Names (tables, columns, entities) are shown as code spans, which render no Markdown; free text
+is escaped so a ``$`` or ``|`` in a model's comment cannot turn into math or a table cell.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import streamlit as st
+
+from agents.sqltext import format_sql, same_sql
+
+def text(value: Any) -> str:
+    """Free text safe for markdown: no LaTeX from ``$``, no line breaks inside a table cell."""
+    return " ".join(str(value or "").split()).replace("$", "\\$")
+
+
+def prose(value: Any) -> str:
+    """Longer model text (reasoning, a rebuttal) with its line breaks and code fences kept."""
+    return str(value or "").strip().replace("$", "\\$")
+
+
+def cell(value: Any) -> str:
+    return text(value).replace("|", "\\|")
+
+
+def name(value: Any) -> str:
+    """A table, column or entity name as a code span (code spans render no Markdown)."""
+    return "`" + " ".join(str(value).split()).replace("`", "'") + "`"
+
+
+def names(values: Iterable[Any]) -> str:
+    shown = [name(v) for v in values or []]
+    return ", ".join(shown) if shown else "—"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> None:
+    """A small table that wraps long cells (a dataframe would cut a list of columns short)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    st.markdown("\n".join(lines))
+
+
+def schema_table(rows: list[dict], marks: dict[tuple[str, str], str] | None = None,
+                 table_marks: dict[str, str] | None = None) -> None:
+    """``[{"table", "columns"}]`` as a two-column table; ``marks`` tag single columns."""
+    marks = marks or {}
+    table_marks = table_marks or {}
+    body = []
+    for row in rows:
+        table = row["table"]
+        columns = ", ".join(name(c) + marks.get((table, c), "") for c in row["columns"]) or "—"
+        body.append([name(table) + table_marks.get(table, ""), columns])
+    if body:
+        markdown_table(["table", "columns"], body)
+    else:
+        st.caption("(empty)")
+
+
+def badge(label: str, colour: str) -> str:
+    return f":{colour}-badge[{cell(label).replace(']', ')')}]"
+
+
+def round_prefix(round_number: int | None) -> str:
+    return f"**Round {round_number}** · " if round_number else ""
+
+
+def error_line(label: str, error: Any, error_class: Any = None, attempt: str = "") -> str:
+    """``**label (class)** · attempt: error`` with the error shown as text."""
+    kind = f" ({text(error_class)})" if error_class else ""
+    return f"**{label}{kind}**{attempt}: {text(error)}"
+
+
+def render_sql_change(before: str | None, after: str | None) -> None:
+    """An SQL revision: both versions side by side, or one when nothing changed."""
+    if before and after and same_sql(before, after):
+        st.caption("SQL unchanged")
+        st.code(format_sql(after), language="sql", wrap_lines=True)
+        return
+    left, right = st.columns(2)
+    with left:
+        st.caption("SQL before")
+        st.code(format_sql(before) or "—", language="sql", wrap_lines=True)
+    with right:
+        st.caption("SQL after")
+        st.code(format_sql(after) or "—", language="sql", wrap_lines=True)
