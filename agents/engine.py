@@ -1,44 +1,28 @@
 """The step engine every pipeline runs on.
 
-A pipeline is a small state machine: named steps, each a function ``fn(ctx) -> next step name or
-None``. A step reads and writes only ``ctx.data`` (a JSON-serializable dict) plus the fixed run
+A pipeline is a declared graph of named steps (:class:`Step`, each listing the steps that may
+follow it), each a function ``fn(ctx) -> next step name or None``. A step reads and writes only ``ctx.data`` (a JSON-serializable dict) plus the fixed run
 inputs (question, evidence, params, database). After each step the engine snapshots ``ctx.data``
 into the step's :class:`~agents.events.StepEvent`, so a run can be resumed from any step, with the
 state edited or not, and the result is the same as if the pipeline had got there by itself.
 
-Model calls go through :meth:`StepContext.ask`, which records the prompt, raw output, tokens and
-seconds, retries a malformed answer once with the parse error, and turns a second failure into a
-failed step (never a crash). SQL runs through :meth:`StepContext.execute`, which only runs
-read-only SQL under the run's time limit and row cap.
+What a step sees and may call is :class:`~agents.step_context.StepContext`.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+import dataclasses
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .error_hints import explain_error
-from .events import LLMCall, Run, RunFinished, StepEvent, StepStarted
-from .outputs import Generic, Output
+from .events import Run, RunFinished, StepEvent, StepStarted
+from .step_context import (ExecLimits, ParseError, RunStopped, StepContext, StepError,  # noqa: F401
+                           UnparseableAnswer, _jsonable)
 
 MAX_STEPS = 200  # a guard against a pipeline whose step graph loops forever
-
-
-class StepError(Exception):
-    """A step could not do its job; the run stops with this message shown to the user."""
-
-
-class ParseError(ValueError):
-    """A model answer did not have the required form; the message is fed back to the model."""
-
-
-class UnparseableAnswer(StepError):
-    """The model's answer had the wrong form twice (after the retry); a step whose output is
-    optional, such as the MAC-SQL Selector, catches this and carries on without it."""
 
 
 @dataclass
@@ -74,19 +58,41 @@ class ParamSpec:
         return value
 
 
+END = None  # in ``Step.then``: the run may end after this step
+
+
 @dataclass
 class Step:
+    """One node of a pipeline's declared step graph.
+
+    ``then`` lists the steps that may follow (``END``: the run may end here); the engine refuses
+    a transition the pipeline did not declare, so the graph drawn in the trace and the docs is
+    the graph that runs. A step with ``takes_arg`` is instantiated per argument, named
+    ``<name>:<arg>`` (CSMA's ``extract:2`` is agent 2's extraction): its ``fn`` receives the
+    argument as ``fn(ctx, arg)`` and ``{arg}`` in its agent name is filled in.
+    """
+
     name: str
     agent: str
-    fn: Callable[["StepContext"], str | None]
+    fn: Callable[..., str | None]
     title: str = ""
+    then: tuple[str | None, ...] = ()
+    takes_arg: bool = False
 
+    def bind(self, arg: str) -> "Step":
+        """This step for one argument (a concrete node such as ``extract:2``)."""
+        fn = self.fn
+        return dataclasses.replace(self, name=f"{self.name}:{arg}",
+                                   agent=self.agent.format(arg=arg),
+                                   fn=lambda ctx: fn(ctx, arg), takes_arg=False)
 
-@dataclass
-class ExecLimits:
-    timeout: float = 10.0
-    max_rows: int = 1000
-    hints: bool = True  # add agents.error_hints' hint to a failing query's name error
+    def allows(self, next_step: str | None) -> bool:
+        """Whether the declared graph has an edge from this step to ``next_step`` (a step that
+        declares nothing, as in a quick test pipeline, allows any)."""
+        if not self.then:
+            return True
+        base = None if next_step is None else next_step.partition(":")[0]
+        return base in self.then
 
 
 class Pipeline:
@@ -107,10 +113,16 @@ class Pipeline:
         return {}
 
     def step(self, name: str) -> Step:
+        """The step named ``name``; ``base:arg`` names a step that takes an argument."""
+        base, _, arg = name.partition(":")
         for s in self.steps:
-            if s.name == name:
-                return s
+            if s.name == base and bool(arg) == s.takes_arg:
+                return s.bind(arg) if arg else s
         raise KeyError(f"pipeline {self.name!r} has no step {name!r}")
+
+    def edges(self) -> list[tuple[str, str | None]]:
+        """The declared step graph as ``(step, next step or END)`` pairs, in step order."""
+        return [(s.name, t) for s in self.steps for t in s.then]
 
     def resolve_params(self, overrides: dict | None) -> dict:
         values = {p.name: p.default for p in self.params}
@@ -123,139 +135,6 @@ class Pipeline:
 
     def final_sql(self, data: dict) -> str | None:
         return data.get("sql")
-
-
-class StepContext:
-    """What a step function sees: run inputs, working state, the model and the database."""
-
-    def __init__(self, *, pipeline: Pipeline, run: Run, db, llm, limits: ExecLimits,
-                 data: dict, cancel: threading.Event | None = None, services: dict | None = None):
-        self.pipeline = pipeline
-        self.run = run
-        self.db = db
-        self.llm = llm
-        self.limits = limits
-        self.data = data
-        self.cancel = cancel
-        self.services = services or {}
-        self.event: StepEvent | None = None
-
-    # -- fixed inputs -------------------------------------------------------------------------
-    @property
-    def question(self) -> str:
-        return self.run.question
-
-    @property
-    def evidence(self) -> str:
-        return self.run.evidence
-
-    @property
-    def params(self) -> dict:
-        return self.run.params
-
-    @property
-    def schema(self):
-        return self.db.schema
-
-    # -- recording ----------------------------------------------------------------------------
-    def set_inputs(self, **inputs: Any) -> None:
-        self.event.inputs.update(_jsonable(inputs))
-
-    def set_output(self, output: Output | None = None, sql: str | None = None, *,
-                   parsed: Any = None) -> None:
-        """Record what the step produced: a typed record of one output kind (its views, the
-        CLI's and the editor's, dispatch on that kind) and the SQL it leaves, if any.
-        ``parsed=`` takes a plain JSON value instead, shown by the generic views."""
-        output = output if output is not None else parsed
-        if output is not None:
-            if not isinstance(output, Output):  # a plain dict: shown by the generic view
-                output = Generic(data=output)
-            self.event.kind = output.kind
-            self.event.parsed = _jsonable(output.to_dict())
-        if sql is not None:
-            self.event.sql = sql
-
-    def set_agent(self, agent: str) -> None:
-        """Name the agent of this step more precisely once it is known (e.g. a reviewer's
-        persona, chosen by an earlier step)."""
-        self.event.agent = agent
-
-    def note(self, text: str) -> None:
-        self.event.notes.append(text)
-
-    def skip(self, reason: str) -> None:
-        """Mark this step as skipped (it ran no model call and changed nothing)."""
-        self.event.status = "skipped"
-        self.note(reason)
-
-    # -- model --------------------------------------------------------------------------------
-    def ask(self, messages: list[dict], parse: Callable[[str], Any] | None = None, *,
-            json_schema: dict | None = None, temperature: float | None = None,
-            max_tokens: int | None = None, stop: list[str] | None = None,
-            retry_parse: bool = True) -> Any:
-        """Send ``messages`` to the model and return ``parse(text)`` (or the text).
-
-        A :class:`ParseError` (or ``ValueError``) from ``parse`` is fed back to the model once,
-        with the error, and the answer is parsed again; a second failure fails the step.
-        Transport errors from the client (already retried there) fail the step too.
-        """
-        self._check_cancel()
-        msgs = list(messages)
-        attempts = 2 if (parse is not None and retry_parse) else 1
-        last_error = ""
-        for attempt in range(attempts):
-            call = LLMCall(messages=copy.deepcopy(msgs))
-            self.event.calls.append(call)
-            # Wall time around the whole call, so retries and back-off waits count as model
-            # time rather than silently inflating the time "outside the model".
-            t0 = time.perf_counter()
-            try:
-                reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
-                                      max_tokens=max_tokens, stop=stop)
-            except Exception as exc:  # the client raises LLMError with a user-facing message
-                call.seconds = time.perf_counter() - t0
-                call.error = str(exc) or exc.__class__.__name__
-                raise StepError(f"model call failed: {call.error}") from exc
-            call.raw = reply.text
-            call.model = reply.model
-            call.prompt_tokens = reply.prompt_tokens
-            call.completion_tokens = reply.completion_tokens
-            call.seconds = time.perf_counter() - t0
-            call.cached = reply.cached
-            if parse is None:
-                return reply.text
-            try:
-                return parse(reply.text)
-            except (ParseError, ValueError) as exc:
-                last_error = str(exc) or exc.__class__.__name__
-                call.error = f"unparseable answer: {last_error}"
-                msgs = msgs + [
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": (
-                        f"Your answer could not be used: {last_error}. "
-                        "Answer again, exactly in the required format.")},
-                ]
-        raise UnparseableAnswer(
-            f"the model's answer could not be parsed after a retry: {last_error}")
-
-    # -- database -----------------------------------------------------------------------------
-    def execute(self, sql: str, *, record: bool = True):
-        """Run ``sql`` read-only under the run's limits; never raises for a bad query."""
-        self._check_cancel()
-        result = self.db.execute(sql, timeout=self.limits.timeout, max_rows=self.limits.max_rows)
-        if not result.ok and self.limits.hints:
-            result.hint = explain_error(result.error, sql, self.schema)
-        if record:
-            self.event.execution = result.preview()
-        return result
-
-    def _check_cancel(self) -> None:
-        if self.cancel is not None and self.cancel.is_set():
-            raise RunStopped()
-
-
-class RunStopped(Exception):
-    """The user asked the run to stop."""
 
 
 Item = StepStarted | StepEvent | RunFinished
@@ -349,6 +228,10 @@ def _drive(pipeline: Pipeline, ctx: StepContext, step_name: str | None) -> Itera
         except Exception as exc:  # a bug in a step must not take the app down
             event.status = "error"
             event.error = f"{exc.__class__.__name__}: {exc}"
+        if event.status != "error" and not step.allows(next_step):
+            event.status = "error"
+            event.error = (f"went on to {next_step or 'the end'}, which the {pipeline.name} "
+                           f"step graph does not allow after {step.name}")
         event.seconds = time.perf_counter() - t0
         event.next_step = next_step if event.status != "error" else None
         event.data = copy.deepcopy(_jsonable(ctx.data))
@@ -390,16 +273,3 @@ def run_to_end(items: Iterator[Item]) -> Run:
     return run
 
 
-def _jsonable(value: Any) -> Any:
-    """Return ``value`` as plain JSON data (tuples become lists, unknown objects strings)."""
-    return json.loads(json.dumps(value, default=_default))
-
-
-def _default(obj: Any) -> Any:
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=str)
-    if isinstance(obj, bytes):
-        return f"<{len(obj)} bytes>"
-    return str(obj)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...outputs import SQLDraft
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -91,7 +91,7 @@ class Baseline(Pipeline):
                   help="how the schema is shown: CREATE TABLE statements with example values "
                        "as comments, or MAC-SQL's column lists"),
     ]
-    steps = [Step("writer", "SQL Writer", write_sql, "Write the SQL")]
+    steps = [Step("writer", "SQL Writer", write_sql, "Write the SQL", then=(END,))]
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"sql": None}

@@ -45,16 +45,18 @@ as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason
 
 from __future__ import annotations
 
-from functools import partial
-
-from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from . import steps
 
-_ROUND_STEPS = {
-    "extract": (steps.extract, "Extract question-related schema"),
-    "check": (steps.check, "Check the SQL"),
-    "generate": (steps.generate, "Generate SQL"),
-}
+
+def _for_agent(fn):
+    """A round step of one agent: ``extract:2`` runs ``fn(ctx, agent=2)``."""
+    def run(ctx: StepContext, arg: str) -> str | None:
+        if not arg.isdigit() or int(arg) < 1:
+            raise StepError(f"agent {arg!r} is not an agent number")
+        return fn(ctx, agent=int(arg))
+    run.__doc__ = fn.__doc__
+    return run
 
 
 class CSMA(Pipeline):
@@ -79,20 +81,17 @@ class CSMA(Pipeline):
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
     ]
+    # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
-        Step("partition", "Schema owners", steps.partition, "Split the schema among agents"),
-        *[Step(name, "Agent k", fn, title) for name, (fn, title) in _ROUND_STEPS.items()],
+        Step("partition", "Schema owners", steps.partition, "Split the schema among agents",
+             then=("extract",)),
+        Step("extract", "Agent {arg}", _for_agent(steps.extract),
+             "Extract question-related schema", then=("check", "generate"), takes_arg=True),
+        Step("check", "Agent {arg}", _for_agent(steps.check), "Check the SQL",
+             then=("generate", END), takes_arg=True),
+        Step("generate", "Agent {arg}", _for_agent(steps.generate), "Generate SQL",
+             then=("extract", END), takes_arg=True),
     ]
-
-    def step(self, name: str) -> Step:
-        """Round steps are named ``<action>:<agent>``; the agent shows in the event."""
-        action, _, agent = name.partition(":")
-        if action in _ROUND_STEPS and agent.isdigit() and int(agent) >= 1:
-            fn, title = _ROUND_STEPS[action]
-            return Step(name, steps.agent_label(int(agent)), partial(fn, agent=int(agent)), title)
-        if name == "partition":
-            return self.steps[0]
-        raise KeyError(f"pipeline {self.name!r} has no step {name!r}")
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

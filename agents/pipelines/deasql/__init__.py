@@ -15,7 +15,7 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 
 from __future__ import annotations
 
-from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
 
@@ -56,19 +56,19 @@ class DeaSQL(Pipeline):
     ]
     steps = [
         Step("elements", "Elements identification", elements.run,
-             "Identify the question's entities"),
+             "Identify the question's entities", then=("information_filter",)),
         Step("information_filter", "Information filter", information_filter.run,
-             "Select the tables, columns and join conditions"),
+             "Select the tables, columns and join conditions", then=("classification",)),
         Step("classification", "Classification & hint", classification.run,
-             "Classify the question type"),
+             "Classify the question type", then=("sql_generation",)),
         Step("sql_generation", "SQL generation", sql_generation.run,
-             "Write SQL with similar examples"),
+             "Write SQL with similar examples", then=("self_correction",)),
         Step("self_correction", "Self-correction", self_correction.run,
-             "Check the SQL against frequent errors"),
+             "Check the SQL against frequent errors", then=("active_learning",)),
         Step("active_learning", "Active learning", active_learning.run,
-             "Apply the lessons of typical error cases"),
+             "Apply the lessons of typical error cases", then=("execution_check",)),
         Step("execution_check", "Execution check", execution_check.run,
-             "Run the SQL and repair it if it fails"),
+             "Run the SQL and repair it if it fails", then=(END,)),
     ]
 
     def initial_data(self, ctx: StepContext) -> dict:

@@ -8,7 +8,7 @@ returns rows) or the repair budget is spent. The prompts are the paper's (Append
 
 from __future__ import annotations
 
-from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from . import decomposer, refiner, selector
 
 
@@ -35,9 +35,12 @@ class MacSQL(Pipeline):
                        "paper does"),
     ]
     steps = [
-        Step("selector", "Selector", selector.run, "Select the relevant tables and columns"),
-        Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL"),
-        Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it"),
+        Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
+             then=("decomposer",)),
+        Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL",
+             then=("refiner",)),
+        Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it",
+             then=("refiner", END)),
     ]
 
     def initial_data(self, ctx: StepContext) -> dict:

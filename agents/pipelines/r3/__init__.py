@@ -17,7 +17,7 @@ verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
 
 from __future__ import annotations
 
-from ...engine import ParamSpec, Pipeline, Step, StepContext
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
 from . import steps
 
@@ -48,12 +48,16 @@ class R3Pipeline(Pipeline):
         ParamSpec("stop_on_approval", True, "also stop when every reviewer approves"),
     ]
     steps = [
-        Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL"),
-        Step("execute", "Execution", steps.execute, "Execute the SQL"),
-        Step("fix", "SQL-Writer", steps.fix, "SQL-Writer corrects an execution error"),
-        Step("invite", "Invitation", steps.invite, "Invite reviewer personas"),
-        Step("review", "Reviewer", steps.review, "Review of the SQL and its result"),
-        Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises"),
+        Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
+        Step("execute", "Execution", steps.execute, "Execute the SQL",
+             then=("fix", "invite", "review", END)),
+        Step("fix", "SQL-Writer", steps.fix, "SQL-Writer corrects an execution error",
+             then=("execute",)),
+        Step("invite", "Invitation", steps.invite, "Invite reviewer personas", then=("review",)),
+        Step("review", "Reviewer", steps.review, "Review of the SQL and its result",
+             then=("review", "revise", END)),
+        Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises",
+             then=("execute", END)),
     ]
 
     def initial_data(self, ctx: StepContext) -> dict:

@@ -1,0 +1,189 @@
+"""What a step function sees and records: the run's inputs, its working state, the model and
+the database (:class:`StepContext`), and the errors a step may raise.
+
+Model calls go through :meth:`StepContext.ask`, which records the prompt, raw output, tokens and
+seconds, retries a malformed answer once with the parse error, and turns a second failure into a
+failed step (never a crash). SQL runs through :meth:`StepContext.execute`, which only runs
+read-only SQL under the run's time limit and row cap.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .error_hints import explain_error
+from .events import LLMCall, Run, StepEvent
+from .outputs import Generic, Output
+
+
+class StepError(Exception):
+    """A step could not do its job; the run stops with this message shown to the user."""
+
+
+class ParseError(ValueError):
+    """A model answer did not have the required form; the message is fed back to the model."""
+
+
+class UnparseableAnswer(StepError):
+    """The model's answer had the wrong form twice (after the retry); a step whose output is
+    optional, such as the MAC-SQL Selector, catches this and carries on without it."""
+
+
+class RunStopped(Exception):
+    """The user asked the run to stop."""
+
+
+@dataclass
+class ExecLimits:
+    timeout: float = 10.0
+    max_rows: int = 1000
+    hints: bool = True  # add agents.error_hints' hint to a failing query's name error
+
+
+class StepContext:
+    """What a step function sees: run inputs, working state, the model and the database."""
+
+    def __init__(self, *, pipeline, run: Run, db, llm, limits: ExecLimits,
+                 data: dict, cancel: threading.Event | None = None, services: dict | None = None):
+        self.pipeline = pipeline
+        self.run = run
+        self.db = db
+        self.llm = llm
+        self.limits = limits
+        self.data = data
+        self.cancel = cancel
+        self.services = services or {}
+        self.event: StepEvent | None = None
+
+    # -- fixed inputs -------------------------------------------------------------------------
+    @property
+    def question(self) -> str:
+        return self.run.question
+
+    @property
+    def evidence(self) -> str:
+        return self.run.evidence
+
+    @property
+    def params(self) -> dict:
+        return self.run.params
+
+    @property
+    def schema(self):
+        return self.db.schema
+
+    # -- recording ----------------------------------------------------------------------------
+    def set_inputs(self, **inputs: Any) -> None:
+        self.event.inputs.update(_jsonable(inputs))
+
+    def set_output(self, output: Output | None = None, sql: str | None = None, *,
+                   parsed: Any = None) -> None:
+        """Record what the step produced: a typed record of one output kind (its views, the
+        CLI's and the editor's, dispatch on that kind) and the SQL it leaves, if any.
+        ``parsed=`` takes a plain JSON value instead, shown by the generic views."""
+        output = output if output is not None else parsed
+        if output is not None:
+            if not isinstance(output, Output):  # a plain dict: shown by the generic view
+                output = Generic(data=output)
+            self.event.kind = output.kind
+            self.event.parsed = _jsonable(output.to_dict())
+        if sql is not None:
+            self.event.sql = sql
+
+    def set_agent(self, agent: str) -> None:
+        """Name the agent of this step more precisely once it is known (e.g. a reviewer's
+        persona, chosen by an earlier step)."""
+        self.event.agent = agent
+
+    def note(self, text: str) -> None:
+        self.event.notes.append(text)
+
+    def skip(self, reason: str) -> None:
+        """Mark this step as skipped (it ran no model call and changed nothing)."""
+        self.event.status = "skipped"
+        self.note(reason)
+
+    # -- model --------------------------------------------------------------------------------
+    def ask(self, messages: list[dict], parse: Callable[[str], Any] | None = None, *,
+            json_schema: dict | None = None, temperature: float | None = None,
+            max_tokens: int | None = None, stop: list[str] | None = None,
+            retry_parse: bool = True) -> Any:
+        """Send ``messages`` to the model and return ``parse(text)`` (or the text).
+
+        A :class:`ParseError` (or ``ValueError``) from ``parse`` is fed back to the model once,
+        with the error, and the answer is parsed again; a second failure fails the step.
+        Transport errors from the client (already retried there) fail the step too.
+        """
+        self._check_cancel()
+        msgs = list(messages)
+        attempts = 2 if (parse is not None and retry_parse) else 1
+        last_error = ""
+        for attempt in range(attempts):
+            call = LLMCall(messages=copy.deepcopy(msgs))
+            self.event.calls.append(call)
+            # Wall time around the whole call, so retries and back-off waits count as model
+            # time rather than silently inflating the time "outside the model".
+            t0 = time.perf_counter()
+            try:
+                reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
+                                      max_tokens=max_tokens, stop=stop)
+            except Exception as exc:  # the client raises LLMError with a user-facing message
+                call.seconds = time.perf_counter() - t0
+                call.error = str(exc) or exc.__class__.__name__
+                raise StepError(f"model call failed: {call.error}") from exc
+            call.raw = reply.text
+            call.model = reply.model
+            call.prompt_tokens = reply.prompt_tokens
+            call.completion_tokens = reply.completion_tokens
+            call.seconds = time.perf_counter() - t0
+            call.cached = reply.cached
+            if parse is None:
+                return reply.text
+            try:
+                return parse(reply.text)
+            except (ParseError, ValueError) as exc:
+                last_error = str(exc) or exc.__class__.__name__
+                call.error = f"unparseable answer: {last_error}"
+                msgs = msgs + [
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": (
+                        f"Your answer could not be used: {last_error}. "
+                        "Answer again, exactly in the required format.")},
+                ]
+        raise UnparseableAnswer(
+            f"the model's answer could not be parsed after a retry: {last_error}")
+
+    # -- database -----------------------------------------------------------------------------
+    def execute(self, sql: str, *, record: bool = True):
+        """Run ``sql`` read-only under the run's limits; never raises for a bad query."""
+        self._check_cancel()
+        result = self.db.execute(sql, timeout=self.limits.timeout, max_rows=self.limits.max_rows)
+        if not result.ok and self.limits.hints:
+            result.hint = explain_error(result.error, sql, self.schema)
+        if record:
+            self.event.execution = result.preview()
+        return result
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunStopped()
+
+
+def _jsonable(value: Any) -> Any:
+    """Return ``value`` as plain JSON data (tuples become lists, unknown objects strings)."""
+    return json.loads(json.dumps(value, default=_default))
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=str)
+    if isinstance(obj, bytes):
+        return f"<{len(obj)} bytes>"
+    return str(obj)
