@@ -140,35 +140,91 @@ class Pipeline:
 Item = StepStarted | StepEvent | RunFinished
 
 
+class RunControl:
+    """The handle on one run in progress: another thread stops it with :func:`stop_run`.
+
+    The engine fills it in as the run goes (``run`` holds the steps finished so far) and sets
+    ``finished`` with the finished run in ``result``. ``cancel`` is checked before every step
+    and model call.
+    """
+
+    def __init__(self, cancel: threading.Event | None = None):
+        self.cancel = cancel or threading.Event()
+        self.finished = threading.Event()
+        self.lock = threading.Lock()  # the driving thread vs. a stop
+        self.run: Run | None = None
+        self.result: Run | None = None
+        self.detached = False  # stopped from outside: whatever the driver does next is dropped
+        self._pipeline: Pipeline | None = None
+        self._ctx: StepContext | None = None
+
+    def _attach(self, pipeline: Pipeline, ctx: StepContext) -> None:
+        self._pipeline, self._ctx, self.run = pipeline, ctx, ctx.run
+
+
+def stop_run(control: RunControl, grace: float = 0.5) -> Run | None:
+    """Stop a run now and return it as finished.
+
+    A step between model calls stops within ``grace`` seconds and the engine finishes the run
+    itself. A model call still in flight is not waited for: the run is finished from the steps
+    completed so far -- status ``stopped``, its last SQL executed -- and what the call returns
+    later is dropped. None when the run had not started yet.
+    """
+    control.cancel.set()
+    if control.finished.wait(grace):
+        return control.result
+    with control.lock:
+        if control.result is not None:
+            return control.result
+        control.detached = True
+        if control.run is None:
+            return None
+        stopped = Run.from_dict(_jsonable(control.run.to_dict()))
+    ctx = control._ctx
+    data = stopped.events[-1].data if stopped.events else stopped.start_data
+    _conclude(stopped, control._pipeline, data, ctx.db, ctx.limits, stopped=True)
+    control.result = stopped
+    control.finished.set()
+    return stopped
+
+
 def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
               params: dict | None = None, limits: ExecLimits | None = None,
-              cancel: threading.Event | None = None, services: dict | None = None) -> Iterator[Item]:
-    """Run ``pipeline`` on ``question``; yields StepStarted/StepEvent items, then RunFinished."""
+              cancel: threading.Event | None = None, services: dict | None = None,
+              control: RunControl | None = None) -> Iterator[Item]:
+    """Run ``pipeline`` on ``question``; yields StepStarted/StepEvent items, then RunFinished.
+
+    ``control`` (or just a ``cancel`` event) lets another thread stop the run. The run is set
+    up at once (``control.run`` exists when this returns); its steps run as the items are
+    drawn."""
+    control = control or RunControl(cancel)
     run = Run(pipeline=pipeline.name, question=question, evidence=evidence or "",
               db_name=db.name, db_path=getattr(db, "path", None),
               params=pipeline.resolve_params(params), model=getattr(llm, "model", "") or "")
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),
-                      data={}, cancel=cancel, services=services)
+                      data={}, cancel=control.cancel, services=services)
+    control._attach(pipeline, ctx)
     try:
         ctx.data = pipeline.initial_data(ctx)
         first = pipeline.first_step(ctx)
     except Exception as exc:  # bad initial state is a failed run, not a crash
         run.start_data = {}
-        return (yield from _finish(run, pipeline, ctx, error=f"could not start: {exc}"))
+        return _finish(control, error=f"could not start: {exc}")
     run.start_data = copy.deepcopy(_jsonable(ctx.data))
-    return (yield from _drive(pipeline, ctx, first))
+    return _drive(control, first)
 
 
 def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
                data: dict | None = None, limits: ExecLimits | None = None,
                cancel: threading.Event | None = None, services: dict | None = None,
-               params: dict | None = None) -> Iterator[Item]:
+               params: dict | None = None, control: RunControl | None = None) -> Iterator[Item]:
     """Re-run ``previous`` from its step ``from_index`` on, as a new run.
 
     Events before ``from_index`` are kept. The step at ``from_index`` starts from ``data`` when
     given (an edited state) or else from the state the original run had before that step. With
     ``from_index == len(previous.events)`` the run continues after its last step (if it had one).
     """
+    control = control or RunControl(cancel)
     if not 0 <= from_index <= len(previous.events):
         raise ValueError(f"from_index must be between 0 and {len(previous.events)}")
     kept = [copy.deepcopy(e) for e in previous.events[:from_index]]
@@ -190,11 +246,13 @@ def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
     if data is not None and not kept:
         run.start_data = copy.deepcopy(data)
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),
-                      data=start, cancel=cancel, services=services)
-    return (yield from _drive(pipeline, ctx, step_name))
+                      data=start, cancel=control.cancel, services=services)
+    control._attach(pipeline, ctx)
+    return _drive(control, step_name)
 
 
-def _drive(pipeline: Pipeline, ctx: StepContext, step_name: str | None) -> Iterator[Item]:
+def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
+    pipeline, ctx = control._pipeline, control._ctx
     run = ctx.run
     error = None
     stopped = False
@@ -235,7 +293,10 @@ def _drive(pipeline: Pipeline, ctx: StepContext, step_name: str | None) -> Itera
         event.seconds = time.perf_counter() - t0
         event.next_step = next_step if event.status != "error" else None
         event.data = copy.deepcopy(_jsonable(ctx.data))
-        run.events.append(event)
+        with control.lock:
+            if control.detached:  # stopped from outside while this step ran
+                return None
+            run.events.append(event)
         yield event
         if stopped:
             break
@@ -243,24 +304,39 @@ def _drive(pipeline: Pipeline, ctx: StepContext, step_name: str | None) -> Itera
             error = f"{step.agent}: {event.error}"
             break
         step_name = next_step
-    return (yield from _finish(run, pipeline, ctx, error=error, stopped=stopped))
+    return (yield from _finish(control, error=error, stopped=stopped))
 
 
-def _finish(run: Run, pipeline: Pipeline, ctx: StepContext, *, error: str | None = None,
+def _finish(control: RunControl, *, error: str | None = None,
             stopped: bool = False) -> Iterator[Item]:
-    run.final_sql = pipeline.final_sql(ctx.data) if ctx.data else None
+    ctx = control._ctx
+    run = ctx.run
+    _conclude(run, control._pipeline, ctx.data, ctx.db, ctx.limits, error=error, stopped=stopped)
+    with control.lock:
+        if control.detached:
+            return None
+        control.result = run
+    control.finished.set()
+    yield RunFinished(run=run)
+    return run
+
+
+def _conclude(run: Run, pipeline: Pipeline, data: dict | None, db, limits: ExecLimits, *,
+              error: str | None = None, stopped: bool = False) -> None:
+    """Give ``run`` its outcome: the final SQL of its last state, executed; status and end."""
+    try:
+        run.final_sql = pipeline.final_sql(data) if data else None
+    except Exception:  # an edited state without the pipeline's keys
+        run.final_sql = None
     if run.final_sql:
         try:
-            result = ctx.db.execute(run.final_sql, timeout=ctx.limits.timeout,
-                                    max_rows=ctx.limits.max_rows)
-            run.result = result.preview(rows=ctx.limits.max_rows)
+            result = db.execute(run.final_sql, timeout=limits.timeout, max_rows=limits.max_rows)
+            run.result = result.preview(rows=limits.max_rows)
         except Exception as exc:
             run.result = {"ok": False, "error": str(exc), "error_class": exc.__class__.__name__}
     run.status = "stopped" if stopped else ("failed" if error else "done")
     run.error = "stopped by the user" if stopped else error
     run.finished_at = time.time()
-    yield RunFinished(run=run)
-    return run
 
 
 def run_to_end(items: Iterator[Item]) -> Run:

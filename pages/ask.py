@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import copy
-
 import streamlit as st
 
 from agents.engine import resume_run, start_run
+from agents.jobs import Job, run_job, stop_job
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import databases as ui_databases
 from ui.widgets import params as ui_params
 from ui.widgets import resume as ui_resume
-from ui import runner as ui_runner
+from ui import live
 from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
@@ -23,6 +22,7 @@ from ui.widgets.result import answer_pane
 JOB = "ask_job"
 RUN = "ask_run"
 RUN_DB = "ask_run_db"
+JOB_DB = "ask_job_db"
 
 
 def _fill_example() -> None:
@@ -33,9 +33,9 @@ def _fill_example() -> None:
     st.session_state["ask_example"] = None
 
 
-def _active_job() -> ui_runner.RunJob | None:
+def _active_job() -> Job | None:
     job = st.session_state.get(JOB)
-    return job if isinstance(job, ui_runner.RunJob) else None
+    return job if isinstance(job, Job) else None
 
 
 def _saver():
@@ -46,7 +46,7 @@ def _saver():
 def _stop() -> None:
     job = _active_job()
     if job is not None and not job.finished:
-        ui_runner.stop_job(job, _saver())
+        stop_job(job, _saver())
 
 
 def _client():
@@ -72,15 +72,12 @@ def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict
     llm = _client()
     if llm is None:
         return
-    job = ui_runner.RunJob(pipeline=pipeline, question=question, evidence=evidence,
-                           db_key=db_key, db_name=db.name, params=resolved,
-                           model=getattr(llm, "model", ""))
     limits = ui_state.exec_limits()
     services = ui_services.example_services(db)
-    ui_runner.start_job(job, lambda: start_run(pipeline, question, db, llm, evidence=evidence,
-                                               params=resolved, limits=limits,
-                                               cancel=job.cancel, services=services), _saver())
-    st.session_state[JOB] = job
+    st.session_state[JOB] = run_job(pipeline.name, lambda control: start_run(
+        pipeline, question, db, llm, evidence=evidence, params=resolved, limits=limits,
+        control=control, services=services), _saver())
+    st.session_state[JOB_DB] = db_key
 
 
 def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
@@ -97,20 +94,12 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
     llm = _client()
     if llm is None:
         return
-    kept = copy.deepcopy(run.events[: request.from_index])
-    if request.data is not None and kept:
-        kept[-1].data = copy.deepcopy(request.data)
-        kept[-1].edited = True
-    job = ui_runner.RunJob(pipeline=pipeline, question=run.question, evidence=run.evidence,
-                           db_key=db_key, db_name=run.db_name, params=dict(run.params),
-                           model=getattr(llm, "model", ""), parent_run_id=run.run_id,
-                           resumed_from=request.from_index, base_events=kept)
     limits = ui_state.exec_limits()
     services = ui_services.example_services(db)
-    ui_runner.start_job(job, lambda: resume_run(pipeline, run, request.from_index, db, llm,
-                                                data=request.data, limits=limits,
-                                                cancel=job.cancel, services=services), _saver())
-    st.session_state[JOB] = job
+    st.session_state[JOB] = run_job(pipeline.name, lambda control: resume_run(
+        pipeline, run, request.from_index, db, llm, data=request.data, limits=limits,
+        control=control, services=services), _saver())
+    st.session_state[JOB_DB] = db_key
 
 
 def _expand_toggle() -> bool:
@@ -180,7 +169,7 @@ if job is not None:
         stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
                          help="Stop now; a model call in flight is abandoned, the steps so far "
                               "are kept.")
-        ui_runner.follow(job, expanded=expand)
+        live.follow(job, expanded=expand)
         stop_slot.empty()
         drawn_live = True
     del st.session_state[JOB]
@@ -188,12 +177,12 @@ if job is not None:
         st.error(job.failure)
     if job.save_error:
         st.warning(job.save_error)
-    if job.run is not None:
+    if job.result is not None:
         if not drawn_live:
-            ui_trace.render_trace(job.run.events, expanded=expand)
+            ui_trace.render_trace(job.result.events, expanded=expand)
             drawn_live = True
-        st.session_state[RUN] = job.run
-        st.session_state[RUN_DB] = job.db_key
+        st.session_state[RUN] = job.result
+        st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
 
 run = st.session_state.get(RUN)
 if run is not None:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-import time
-import traceback
-from dataclasses import dataclass, field
-
 import streamlit as st
 
 from agents.compare import ComparisonResult, compare
-from agents.events import StepEvent, StepStarted
+from agents.jobs import Job, start_job, stop_job
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import services as ui_services
 from ui import state as ui_state
+from ui import live
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
@@ -23,22 +19,7 @@ from ui.widgets.result import result_view
 
 JOB = "cmp_job"
 RESULT = "cmp_result"
-
-
-@dataclass
-class CompareJob:
-    names: list[str]
-    question: str
-    db_name: str
-    items: list = field(default_factory=list)  # (pipeline name, StepStarted | StepEvent | ...)
-    cancel: threading.Event = field(default_factory=threading.Event)
-    result: ComparisonResult | None = None
-    failure: str | None = None
-    save_error: str | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.result is not None or self.failure is not None
+NAMES = "cmp_job_pipelines"
 
 
 def _start(names: list[str], question: str, evidence: str, db) -> None:
@@ -54,62 +35,33 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
     limits = ui_state.exec_limits()
     store = ui_services.store()
     services = ui_services.example_services(db)
-    job = CompareJob(names=names, question=question, db_name=db.name)
 
-    def work() -> None:
-        try:
-            job_result = compare(names, question, db, llm, evidence=evidence,
-                                 params_by_pipeline=params,
-                                 on_item=lambda n, item: job.items.append((n, item)),
-                                 limits=limits, cancel=job.cancel, services=services)
-        except Exception as exc:
-            job.failure = f"The comparison crashed: {exc.__class__.__name__}: {exc}"
-            traceback.print_exc()
-            return
-        try:
-            for outcome in job_result.outcomes:
-                if outcome.run is not None:
-                    store.save_run(outcome.run, source="app")
-        except Exception as exc:
-            job.save_error = f"The runs finished but could not be saved: {exc}"
-        job.result = job_result
+    def work(job: Job) -> ComparisonResult:
+        return compare(names, question, db, llm, evidence=evidence, params_by_pipeline=params,
+                       on_item=job.emit, limits=limits, cancel=job.control.cancel,
+                       services=services)
 
-    threading.Thread(target=work, name="compare", daemon=True).start()
-    st.session_state[JOB] = job
+    def save(result: ComparisonResult) -> None:
+        for outcome in result.outcomes:
+            if outcome.run is not None:
+                store.save_run(outcome.run, source="app")
+
+    st.session_state[JOB] = start_job("comparison", work, save)
+    st.session_state[NAMES] = names
 
 
-def _follow(job: CompareJob) -> None:
+def _follow(job: Job, names: list[str]) -> None:
     """Each pipeline's steps live in its own column until the comparison ends."""
-    columns = dict(zip(job.names, st.columns(len(job.names))))
+    columns = dict(zip(names, st.columns(len(names))))
     for name, column in columns.items():
         column.markdown(f"**{get_pipeline(name).title or name}**")
-    blocks: dict[tuple[str, int], object] = {}
-    seen = 0
-    while True:
-        done = job.finished
-        items = job.items[seen:]
-        seen += len(items)
-        for name, item in items:
-            column = columns.get(name)
-            if column is None:
-                continue
-            if isinstance(item, StepStarted):
-                blocks[(name, item.index)] = column.status(ui_trace.running_label(item),
-                                                           state="running")
-            elif isinstance(item, StepEvent):
-                block = blocks.pop((name, item.index), None) or column.status("", state="running")
-                block.update(label=ui_trace.done_label(item), state=ui_trace.status_state(item))
-        if done:
-            return
-        time.sleep(0.25)
-        for block in blocks.values():
-            block.update()  # a chance for Streamlit to interrupt on a click
+    live.follow(job, columns=columns, details=False)
 
 
 def _stop() -> None:
     job = st.session_state.get(JOB)
-    if isinstance(job, CompareJob):
-        job.cancel.set()
+    if isinstance(job, Job):
+        stop_job(job, save=lambda result: None)
 
 
 def _outcomes(result: ComparisonResult) -> None:
@@ -153,7 +105,7 @@ def _outcomes(result: ComparisonResult) -> None:
 run_through_app()
 st.title("Compare pipelines")
 job = st.session_state.get(JOB)
-running = isinstance(job, CompareJob) and not job.finished
+running = isinstance(job, Job) and not job.finished
 left, right = st.columns([2, 3], gap="large")
 with left:
     db_key, db = database_picker("compare", allow_upload=False)
@@ -178,12 +130,12 @@ with right:
                    db)
 
 job = st.session_state.get(JOB)
-if isinstance(job, CompareJob):
+if isinstance(job, Job):
     st.divider()
     if not job.finished:
         st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
                   help="Stop after the current model call; the remaining pipelines are skipped.")
-        _follow(job)
+        _follow(job, st.session_state.get(NAMES) or [])
     del st.session_state[JOB]
     if job.failure:
         st.error(job.failure)

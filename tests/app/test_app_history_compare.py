@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 
 import pytest
 
@@ -134,25 +132,3 @@ def test_compare_needs_two_pipelines_and_a_question(app):
     app.multiselect(key="cmp_pipelines").set_value(["baseline"])
     app.button(key="cmp_go").click().run()
     assert errors(app) == ["Choose at least two pipelines to compare."]
-
-
-def test_stop_finalizes_a_stopped_run_without_waiting_for_the_model(app_env, llm, sample_dbs):
-    from ui.runner import RunJob, start_job, stop_job
-
-    app_env.push({"content": f"```sql\n{TOP5}\n```", "delay": 3})
-    saved = []
-    pipeline = get_pipeline("baseline")
-    with open_database(sample_dbs / "shop.sqlite") as db:
-        job = RunJob(pipeline=pipeline, question="q", db_key="sample:shop", db_name=db.name)
-        start_job(job, lambda: start_run(pipeline, "q", db, llm, cancel=job.cancel),
-                  saved.append)
-        while not job.items:
-            time.sleep(0.01)
-        t0 = time.perf_counter()
-        run = stop_job(job, saved.append)
-        assert time.perf_counter() - t0 < 2
-        assert run.status == "stopped" and run.error == "stopped by the user"
-        assert saved == [run]
-        job.thread.join(timeout=10)
-    assert saved == [run]  # the abandoned worker does not save a second version
-    assert not [t for t in threading.enumerate() if t.name.startswith("run-") and t.is_alive()]
