@@ -192,6 +192,7 @@ if run is not None:
         expand = _expand_toggle()
         st.caption(f"“{run.question}” on {run.db_name} with {run.pipeline}")
         ui_trace.render_trace(run.events, expanded=expand)
+    ui_trace.render_graph(run)
     run_db_key = st.session_state.get(RUN_DB)
     answer_pane(run, run_db_key)
     run_db = ui_databases.resolve(run_db_key)

@@ -132,6 +132,7 @@ def _replay(store, run_id: str) -> None:
                f"tokens · {totals['seconds']:.1f} s"
                + (f" · resumed from run {run.parent_run_id}" if run.parent_run_id else ""))
     ui_trace.render_trace(run.events)
+    ui_trace.render_graph(run)
     if run.error:
         st.markdown(f":red[**Run {run.status}:** {run.error}]")
     if run.final_sql:

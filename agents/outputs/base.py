@@ -27,8 +27,9 @@ class Output:
         """Plain JSON; an optional field left unset (None) is left out, so the stored shape
         holds what the agent said and nothing more."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name != "extra"
-                and not (getattr(self, f.name) is None and f.default is None)}
+                if f.name != "extra" and (f.name in self.required
+                                          or not (getattr(self, f.name) is None
+                                                  and f.default is None))}
         return {**self.extra, **data}
 
     @classmethod

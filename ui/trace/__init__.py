@@ -185,5 +185,20 @@ def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:
 # The DEA-SQL, R3 and CSMA renderers register themselves on import (they use the names above).
 
 
+def render_graph(run) -> None:
+    """The pipeline's declared step graph with the steps this run went through filled in."""
+    from agents.graph import to_dot
+    from agents.pipelines import get_pipeline
+
+    try:
+        pipeline = get_pipeline(run.pipeline)
+    except KeyError:
+        return
+    with st.expander("Step graph of this run"):
+        st.caption("The steps the pipeline declares and which may follow which; the steps this "
+                   "run went through are filled, with how often each ran.")
+        st.graphviz_chart(to_dot(pipeline, [e.step for e in run.events]))
+
+
 # Each pipeline's views register themselves on import (they use the names above).
 from . import common, csma, deasql, r3  # noqa: E402,F401

@@ -1,8 +1,9 @@
 """Edit an intermediate step's state and re-run the pipeline from there.
 
 The engine snapshots the pipeline's working state (``StepEvent.data``) after every step, so any
-step can be the starting point of a new run. The general editor is that state as JSON; the
-Selector's selection and any step's SQL get friendlier editors. The re-run is a new run linked to
+step can be the starting point of a new run. The general editor is that state as JSON; a
+selection and any step's SQL get friendlier editors, and the step's output kind decides which
+one opens first. The re-run is a new run linked to
 the original by ``parent_run_id``.
 """
 
@@ -53,6 +54,18 @@ def selection_from_rows(frame: pd.DataFrame) -> dict:
     return selection
 
 
+# The editor a step opens with, by the kind of its output: a selection step edits its selection;
+# a step that leaves SQL edits the SQL; anything else its state as JSON. Every editor the state
+# allows stays one click away.
+_FIRST_EDITOR = {"schema_selection": "Selection", "information_filter": "Selection"}
+
+
+def first_editor(event: StepEvent, modes: list[str]) -> str:
+    """The editor to open for ``event``, chosen by its output kind."""
+    wanted = _FIRST_EDITOR.get(event.output_kind) or ("SQL" if event.sql else "JSON")
+    return wanted if wanted in modes else modes[-1]
+
+
 def _editors(event: StepEvent) -> list[str]:
     modes = []
     if "selection" in event.data and isinstance(event.data["selection"], (dict, type(None))):
@@ -76,7 +89,8 @@ def edit_and_resume(run: Run, table_names: list[str]) -> ResumeRequest | None:
                              key=f"resume_step_{run.run_id}")
         event = run.events[index]
         modes = _editors(event)
-        mode = st.radio("Edit as", modes, horizontal=True, key=f"resume_mode_{run.run_id}_{index}")
+        mode = st.radio("Edit as", modes, index=modes.index(first_editor(event, modes)),
+                        horizontal=True, key=f"resume_mode_{run.run_id}_{index}")
         key = f"{run.run_id}_{index}"
         edited, error = _edit(event, mode, key, table_names)
         if event.next_step:
