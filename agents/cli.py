@@ -214,20 +214,29 @@ def _coerce_param(pipeline: Pipeline, name: str, value: str) -> Any:
 def _register_ask(sub) -> None:
     p = sub.add_parser("ask", help="answer a question about a database, showing every agent step",
                        description="Run a pipeline on one question and stream its agent steps.")
+    p.add_argument("--pipeline", default="macsql", help="pipeline name (default: macsql)")
+    add_question_options(p, param_metavar="NAME=VALUE", param_help="pipeline parameter "
+                         "(repeatable)", json_help="print the whole run trace as JSON",
+                         max_rows=20, max_rows_help="result rows to show")
+    p.set_defaults(func=cmd_ask)
+
+
+def add_question_options(p: argparse.ArgumentParser, *, param_metavar: str, param_help: str,
+                         json_help: str, max_rows: int, max_rows_help: str) -> None:
+    """The options of a command that asks one question: database, question, evidence,
+    parameters, output, query time limit, few-shot examples and the model."""
     add_db_option(p)
     p.add_argument("question", help="the question, in natural language")
     p.add_argument("--evidence", default="", help="extra knowledge / hint for the question")
-    p.add_argument("--pipeline", default="macsql", help="pipeline name (default: macsql)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="pipeline parameter (repeatable)")
-    p.add_argument("--json", action="store_true", help="print the whole run trace as JSON")
-    p.add_argument("--max-rows", type=int, default=20, metavar="N",
-                   help="result rows to show (default: 20)")
+    p.add_argument("--param", action="append", default=[], metavar=param_metavar,
+                   help=param_help)
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--max-rows", type=int, default=max_rows, metavar="N",
+                   help=f"{max_rows_help} (default: {max_rows})")
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="time limit per SQL query in seconds (default: 10)")
     add_examples_option(p)
     add_llm_options(p)
-    p.set_defaults(func=cmd_ask)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

@@ -6,9 +6,9 @@ import argparse
 import json
 from typing import Sequence
 
-from .cli import (CLIError, UsageError, _coerce_param, _limits, _split_pair, add_db_option,
-                  add_examples_option, add_llm_options, check_question, example_services,
-                  make_llm, open_db, pick_pipeline)
+from .cli import (CLIError, UsageError, _coerce_param, _limits, _split_pair,
+                  add_question_options, check_question, example_services, make_llm, open_db,
+                  pick_pipeline)
 from .engine import Pipeline
 from .events import StepEvent
 from .outputs.common import indent
@@ -19,21 +19,13 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="run several pipelines on one question and compare",
                        description="Run each pipeline on the same question; show whose "
                                    "results agree.")
-    add_db_option(p)
-    p.add_argument("question", help="the question, in natural language")
     p.add_argument("--pipelines", default="baseline,macsql", metavar="A,B,...",
                    help="comma-separated pipeline names (default: baseline,macsql)")
-    p.add_argument("--evidence", default="", help="extra knowledge / hint for the question")
-    p.add_argument("--param", action="append", default=[], metavar="[PIPELINE.]NAME=VALUE",
-                   help="parameter for one pipeline (PIPELINE.NAME=VALUE) or for every "
-                        "pipeline that has it (NAME=VALUE); repeatable")
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--max-rows", type=int, default=5, metavar="N",
-                   help="result rows to show per pipeline (default: 5)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                   help="time limit per SQL query in seconds (default: 10)")
-    add_examples_option(p)
-    add_llm_options(p)
+    add_question_options(p, param_metavar="[PIPELINE.]NAME=VALUE",
+                         param_help="parameter for one pipeline (PIPELINE.NAME=VALUE) or for "
+                                    "every pipeline that has it (NAME=VALUE); repeatable",
+                         json_help="print the comparison as JSON", max_rows=5,
+                         max_rows_help="result rows to show per pipeline")
     p.set_defaults(func=cmd_compare)
 
 

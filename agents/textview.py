@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .events import Run, StepEvent
 from .outputs.common import indent
-from .sqltext import format_sql, normalize_sql, result_text
+from .outputs.base import shows_sql
+from .sqltext import format_sql, result_text
 
 
 def render_event(event: StepEvent) -> list[str]:
@@ -19,7 +20,7 @@ def render_event(event: StepEvent) -> list[str]:
     else:
         output = event.output
         lines += output.text_lines() if event.parsed not in (None, {}, []) else []
-        if event.sql and not _shows_sql(output.shown_sql(), event.sql):
+        if event.sql and not shows_sql(output, event.sql):
             lines.append("  SQL:")
             lines.append(indent(format_sql(event.sql), 4))
         for note in event.notes:
@@ -32,11 +33,6 @@ def render_event(event: StepEvent) -> list[str]:
                 f"{event.completion_tokens} tokens, {cost}")
     lines.append(f"  ({cost})")
     return lines
-
-
-def _shows_sql(shown: list[str], sql: str) -> bool:
-    target = normalize_sql(sql)
-    return "*" in shown or any(normalize_sql(s) == target for s in shown)
 
 
 def render_outcome(run: Run, max_rows: int) -> list[str]:

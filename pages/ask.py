@@ -69,14 +69,21 @@ def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict
     except ValueError as exc:
         st.error(f"Invalid parameter: {exc}")
         return
+    _launch(pipeline, db_key, db, lambda llm, limits, services, control: start_run(
+        pipeline, question, db, llm, evidence=evidence, params=resolved, limits=limits,
+        control=control, services=services))
+
+
+def _launch(pipeline, db_key: str, db, items) -> None:
+    """Start ``items(llm, limits, services, control)`` (a start or resume of the engine) as
+    this session's job, with the session's model, limits and few-shot examples."""
     llm = _client()
     if llm is None:
         return
     limits = ui_state.exec_limits()
     services = ui_services.example_services(db)
-    st.session_state[JOB] = run_job(pipeline.name, lambda control: start_run(
-        pipeline, question, db, llm, evidence=evidence, params=resolved, limits=limits,
-        control=control, services=services), _saver())
+    st.session_state[JOB] = run_job(
+        pipeline.name, lambda control: items(llm, limits, services, control), _saver())
     st.session_state[JOB_DB] = db_key
 
 
@@ -91,15 +98,9 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
     except KeyError as exc:
         st.error(str(exc))
         return
-    llm = _client()
-    if llm is None:
-        return
-    limits = ui_state.exec_limits()
-    services = ui_services.example_services(db)
-    st.session_state[JOB] = run_job(pipeline.name, lambda control: resume_run(
+    _launch(pipeline, db_key, db, lambda llm, limits, services, control: resume_run(
         pipeline, run, request.from_index, db, llm, data=request.data, limits=limits,
-        control=control, services=services), _saver())
-    st.session_state[JOB_DB] = db_key
+        control=control, services=services))
 
 
 def _expand_toggle() -> bool:
@@ -172,16 +173,12 @@ if job is not None:
         live.follow(job, expanded=expand)
         stop_slot.empty()
         drawn_live = True
-    del st.session_state[JOB]
-    if job.failure:
-        st.error(job.failure)
-    if job.save_error:
-        st.warning(job.save_error)
-    if job.result is not None:
+    finished = live.settle(job, JOB)
+    if finished is not None:
         if not drawn_live:
-            ui_trace.render_trace(job.result.events, expanded=expand)
+            ui_trace.render_trace(finished.events, expanded=expand)
             drawn_live = True
-        st.session_state[RUN] = job.result
+        st.session_state[RUN] = finished
         st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
 
 run = st.session_state.get(RUN)

@@ -136,13 +136,9 @@ if isinstance(job, Job):
         st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
                   help="Stop after the current model call; the remaining pipelines are skipped.")
         _follow(job, st.session_state.get(NAMES) or [])
-    del st.session_state[JOB]
-    if job.failure:
-        st.error(job.failure)
-    if job.save_error:
-        st.warning(job.save_error)
-    if job.result is not None:
-        st.session_state[RESULT] = job.result
+    finished = live.settle(job, JOB)
+    if finished is not None:
+        st.session_state[RESULT] = finished
         st.rerun()
 
 result = st.session_state.get(RESULT)

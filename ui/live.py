@@ -67,3 +67,14 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
         for block, _, started, since in blocks.values():
             block.update(label=ui_trace.running_label(started, time.time() - since))
         time.sleep(POLL_S)
+
+
+def settle(job: Job, key: str) -> object | None:
+    """A finished job leaves the page's state (``key``); say what went wrong, if anything, and
+    return its result (a Run or a ComparisonResult) for the page to keep."""
+    st.session_state.pop(key, None)
+    if job.failure:
+        st.error(job.failure)
+    if job.save_error:
+        st.warning(job.save_error)
+    return job.result

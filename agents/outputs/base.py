@@ -155,6 +155,22 @@ def _is_sql_key(key: str) -> bool:
     return k == "sql" or k.endswith("_sql") or k.startswith("sql_")
 
 
+def shows_sql(output: "Output", sql: str) -> bool:
+    """Whether the views of ``output`` already show ``sql`` (so the step's SQL is not shown
+    twice under them)."""
+    from ..sqltext import normalize_sql
+
+    shown = output.shown_sql()
+    target = normalize_sql(sql)
+    return "*" in shown or any(normalize_sql(s) == target for s in shown)
+
+
+def holds_text(value: Any, text: str) -> bool:
+    """Whether any string inside ``value`` is ``text`` (spacing aside)."""
+    target = " ".join(text.split())
+    return any(" ".join(s.split()) == target for s in _strings(value))
+
+
 def _strings(value: Any):
     if isinstance(value, str):
         yield value
@@ -166,10 +182,10 @@ def _strings(value: Any):
             yield from _strings(v)
 
 
-def short(value: Any, limit: int = 160) -> str:
+def short(value: Any, limit: int = 160, empty: str = "-") -> str:
     """A value on one line, cut to ``limit`` characters."""
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    text = " ".join(text.split()) or "-"
+    text = " ".join(text.split()) or empty
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -16,7 +16,8 @@ import streamlit as st
 
 from agents.events import StepEvent, StepStarted
 from agents.outputs import Generic, Output
-from agents.sqltext import format_sql, normalize_sql
+from agents.outputs.base import holds_text, short, shows_sql
+from agents.sqltext import format_sql
 from ui.format import preview_frame, tokens_text
 
 from .generic import render_generic
@@ -85,21 +86,21 @@ def render_event(event: StepEvent) -> None:
     """The body of one step's block: what the agent looked at and produced, then the details."""
     if event.error:
         st.markdown(f":red[**Step failed:** {event.error}]")
-    notes = [n for n in event.notes if not _shows_text(event.parsed, n)]
+    notes = [n for n in event.notes if not holds_text(event.parsed, n)]
     reason = notes.pop() if event.status == "skipped" and notes else None
     for note in notes:
         st.caption(note)
     if reason:
         st.markdown(f"**Skipped:** {reason}")
     if event.inputs:
-        st.caption("Looked at: " + " · ".join(f"**{k}**: {_short(v)}"
+        st.caption("Looked at: " + " · ".join(f"**{k}**: {short(v, empty='—')}"
                                                for k, v in event.inputs.items()))
     output = event.output
     render_output(output)
-    if event.sql and not _shows_sql(output, event.sql):
+    if event.sql and not shows_sql(output, event.sql):
         st.code(format_sql(event.sql), language="sql", wrap_lines=True)
     if event.execution and not (event.execution.get("error") and
-                                _shows(event.parsed, event.execution["error"])):
+                                holds_text(event.parsed, event.execution["error"])):
         _render_execution(event.execution)
     if event.calls:
         st.caption(f"{len(event.calls)} model call(s) · "
@@ -121,42 +122,6 @@ def render_event(event: StepEvent) -> None:
                 st.code(call.raw or "(empty)", language=None, wrap_lines=True)
     elif event.status != "error":
         st.caption(f"No model call · {event.seconds:.2f} s")
-
-
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
-def _shows(parsed: Any, text: str) -> bool:
-    """Whether ``parsed`` holds ``text`` (an error its view already shows)."""
-    target = normalize_sql(text)
-    return any(normalize_sql(value) == target for value in _strings(parsed))
-
-
-def _shows_sql(output: Output, sql: str) -> bool:
-    """Whether the view of ``output`` already shows the step's SQL (so it is not shown twice)."""
-    shown = output.shown_sql()
-    target = normalize_sql(sql)
-    return "*" in shown or any(normalize_sql(s) == target for s in shown)
-
-
-def _shows_text(parsed: Any, note: str) -> bool:
-    """Whether ``parsed`` holds ``note`` word for word (a reason its renderer already shows)."""
-    target = " ".join(note.split())
-    return any(" ".join(text.split()) == target for text in _strings(parsed))
-
-
-def _short(value: Any, limit: int = 160) -> str:
-    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    text = " ".join(text.split()) or "—"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _render_execution(preview: dict) -> None:
