@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from .query_worker import WORKER_MEMORY_BYTES
-from .zygote import ZygoteError, zygote
+from .zygote import Zygote, ZygoteError, zygote
 
 GRACE_SECONDS = 0.5     # after a request's own limit, before its worker is killed
 OPEN_SECONDS = 60.0     # for a worker to open its database (an upload is copied in)
@@ -52,14 +52,12 @@ class _Worker:
     pid: int
     channel: Connection
     pool: "WorkerPool" = field(repr=False)
+    template: Zygote = field(repr=False)  # the process that forked it, and reaps it
 
 
 def _kill(worker: _Worker) -> None:
     worker.channel.close()
-    try:
-        zygote().kill(worker.pid)
-    except ZygoteError:
-        pass
+    worker.template.kill(worker.pid)  # a no-op when the template is gone (and the worker with it)
 
 
 def _gone(worker: _Worker) -> bool:
@@ -108,10 +106,11 @@ class WorkerPool:
     # -- workers ----------------------------------------------------------------------------
     def _spawn(self) -> _Worker:
         try:
-            pid, sock = zygote().spawn()
+            template = zygote()
+            pid, sock = template.spawn()
         except ZygoteError as exc:
             raise PoolError(str(exc)) from None
-        worker = _Worker(pid, Connection(sock.detach()), self)
+        worker = _Worker(pid, Connection(sock.detach()), self, template)
         opening = {"op": "open", "uri": self._uri, "memory": self._memory,
                    "size": len(self._data) if self._data is not None else 0}
         try:
