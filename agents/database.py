@@ -85,17 +85,26 @@ def _damaged(label: str, detail: str) -> DatabaseError:
     return DatabaseError(f"{label}: the database file is damaged ({_short(detail)})")
 
 
-def _verify(pool: WorkerPool, label: str) -> None:
-    """Read the catalogue and run a time-boxed integrity check; raise on damage."""
+def _open_step(pool: WorkerPool, label: str, request: dict, seconds: float) -> dict | None:
+    """One request made while opening: its reply, or None when the worker was stopped at the
+    deadline; a worker that cannot start or a failed request raises :class:`DatabaseError`."""
     try:
-        reply = pool.call({"op": "verify", "seconds": QUICK_CHECK_SECONDS},
-                          seconds=QUICK_CHECK_SECONDS)
+        reply = pool.call(request, seconds=seconds)
     except WorkerStopped:
-        return  # stopped inside one long check step: the part checked in time was sound
+        return None
     except PoolError as exc:
         raise DatabaseError(f"{label}: cannot open the database ({exc})") from None
     if not reply.get("ok"):
         raise _damaged(label, str(reply.get("error")))
+    return reply
+
+
+def _verify(pool: WorkerPool, label: str) -> None:
+    """Read the catalogue and run a time-boxed integrity check; raise on damage."""
+    reply = _open_step(pool, label, {"op": "verify", "seconds": QUICK_CHECK_SECONDS},
+                       QUICK_CHECK_SECONDS)
+    if reply is None:
+        return  # stopped inside one long check step: the part checked in time was sound
     if reply.get("damage"):
         raise _damaged(label, reply["damage"])
     problems = reply.get("problems")
@@ -107,15 +116,10 @@ def _verify(pool: WorkerPool, label: str) -> None:
 
 def _read_structure(pool: WorkerPool, label: str, db_name: str, wal_mode: bool) -> Schema:
     """Tables, views, columns and keys; raise when there is no table a query could read."""
-    try:
-        reply = pool.call({"op": "structure"}, seconds=STRUCTURE_SECONDS)
-    except WorkerStopped:
+    reply = _open_step(pool, label, {"op": "structure"}, STRUCTURE_SECONDS)
+    if reply is None:
         raise DatabaseError(f"{label}: reading its list of tables took longer than "
-                            f"{STRUCTURE_SECONDS:g} s, so it cannot be used") from None
-    except PoolError as exc:
-        raise DatabaseError(f"{label}: cannot open the database ({exc})") from None
-    if not reply.get("ok"):
-        raise _damaged(label, str(reply.get("error")))
+                            f"{STRUCTURE_SECONDS:g} s, so it cannot be used")
     schema = Schema.from_dict(reply["schema"])
     schema.db_name = db_name
     unreadable = reply.get("unreadable") or []
