@@ -1,29 +1,41 @@
 """A read-only handle on the user's SQLite database, checked when it is opened.
 
-A file is opened with ``mode=ro``; an upload is copied into memory with ``deserialize`` (no
-temporary file, the user's bytes are never written back). Either way the connection carries the
-guards of :mod:`agents.safe_sql`, so nothing that runs through it can change the data. Every way
-a file can be unusable (missing, a folder, not SQLite, encrypted, cut off, damaged, empty, too
-big) ends in a :class:`DatabaseError` whose message says which, never a traceback.
+A file is opened with ``mode=ro`` (``immutable=1`` for a WAL-mode file, which ``mode=ro`` would
+leave ``-wal`` and ``-shm`` files beside; see :mod:`agents.wal`); an upload is kept as bytes and
+copied into each worker with ``deserialize`` (the user's bytes are never written back). Every
+query, the integrity check and every introspection step run in worker processes
+(:mod:`agents.worker_pool`) with the guards of :mod:`agents.safe_sql`, under a deadline that
+holds even for a single long SQLite step: a worker that outlives it is killed and replaced.
 
-One connection is shared by Streamlit's threads, so every use of it holds the handle's lock.
+Every way a file can be unusable (missing, a folder, not SQLite, encrypted, cut off, damaged,
+empty, no readable table, too big) ends in a :class:`DatabaseError` whose message says which,
+never a traceback; every failing query is an :class:`ExecResult` with one clear line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
 from urllib.parse import quote
 
-from .safe_sql import Deadline, ExecResult, execute_readonly, install_guards
-from .schema import Schema, introspect, quote_identifier
+from . import introspection, wal
+from .exec_result import MAX_CELL_BYTES, MAX_RESULT_BYTES, ExecResult, timeout_message
+from .safe_sql import UnsafeSQLError, check_length
+from .schema import Schema, Table, quote_identifier
+from .worker_pool import GRACE_SECONDS, PoolClosed, PoolError, WorkerPool, WorkerStopped
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a file read into memory with its -wal
 QUICK_CHECK_SECONDS = 1.5  # integrity check at open; a larger file is checked as far as time allows
-_SQLITE_SUFFIXES = {".sqlite", ".sqlite3", ".db", ".db3", ".s3db", ".sl3"}
+STRUCTURE_SECONDS = 10.0   # reading the catalogue (names, columns, keys) at open
+_SQLITE_SUFFIXES = {".sqlite", ".sqlite3", ".db", ".db3", ".s3db", ".sl3", ".zip"}
+WORKER_ENDED = ("the process running the query ended unexpectedly (it may have needed more "
+                "memory than a query may use); the database is ready for the next query")
 
 
 class DatabaseError(Exception):
@@ -63,83 +75,207 @@ def _check_header(head: bytes, size: int, label: str) -> None:
             "it was probably cut off)")
 
 
-def _verify(conn: sqlite3.Connection, label: str) -> None:
-    """Read the catalogue and run a time-boxed integrity check; raise on damage or no tables."""
+def _short(text: str, limit: int = 300) -> str:
+    """``text`` on one line and at most ``limit`` characters (names and details can be huge)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _damaged(label: str, detail: str) -> DatabaseError:
+    return DatabaseError(f"{label}: the database file is damaged ({_short(detail)})")
+
+
+def _open_step(pool: WorkerPool, label: str, request: dict, seconds: float) -> dict | None:
+    """One request made while opening: its reply, or None when the worker was stopped at the
+    deadline; a worker that cannot start or a failed request raises :class:`DatabaseError`."""
     try:
-        objects = conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
-    if not objects:
-        raise DatabaseError(f"{label}: the database has no tables")
-    deadline = Deadline(conn, QUICK_CHECK_SECONDS)
-    try:
-        with deadline:
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
-    except sqlite3.DatabaseError as exc:
-        if deadline.expired:
-            return  # large file: the part checked in time was sound
-        raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
-    if problems != ["ok"]:
+        reply = pool.call(request, seconds=seconds)
+    except WorkerStopped:
+        return None
+    except PoolError as exc:
+        raise DatabaseError(f"{label}: cannot open the database ({exc})") from None
+    if not reply.get("ok"):
+        raise _damaged(label, str(reply.get("error")))
+    return reply
+
+
+def _verify(pool: WorkerPool, label: str) -> None:
+    """Read the catalogue and run a time-boxed integrity check; raise on damage."""
+    reply = _open_step(pool, label, {"op": "verify", "seconds": QUICK_CHECK_SECONDS},
+                       QUICK_CHECK_SECONDS)
+    if reply is None:
+        return  # stopped inside one long check step: the part checked in time was sound
+    if reply.get("damage"):
+        raise _damaged(label, reply["damage"])
+    problems = reply.get("problems")
+    if problems is not None and problems != ["ok"]:
         lines = [line for p in problems for line in str(p).splitlines()
                  if line.strip() and not line.startswith("***")]
-        detail = "; ".join(lines)
-        detail = detail if len(detail) <= 300 else detail[:300] + "…"
-        raise DatabaseError(f"{label}: the database file is damaged ({detail})")
+        raise _damaged(label, "; ".join(lines))
+
+
+def _read_structure(pool: WorkerPool, label: str, db_name: str, wal_mode: bool) -> Schema:
+    """Tables, views, columns and keys; raise when there is no table a query could read."""
+    reply = _open_step(pool, label, {"op": "structure"}, STRUCTURE_SECONDS)
+    if reply is None:
+        raise DatabaseError(f"{label}: reading its list of tables took longer than "
+                            f"{STRUCTURE_SECONDS:g} s, so it cannot be used")
+    schema = Schema.from_dict(reply["schema"])
+    schema.db_name = db_name
+    unreadable = reply.get("unreadable") or []
+    if schema.tables:
+        return schema
+    if unreadable:
+        name, reason = (_short(str(part)) for part in unreadable[0])
+        raise DatabaseError(f"{label}: none of its {len(unreadable)} tables and views can be read "
+                            f"(for example {name!r}: {reason})")
+    if wal_mode:
+        raise DatabaseError(
+            f"{label}: the database has no tables in its main file; it is in WAL mode, so its "
+            "data is probably still in its -wal file. Upload a .zip holding both files, or "
+            f"checkpoint it first (sqlite3 {label} 'PRAGMA wal_checkpoint(TRUNCATE)')")
+    raise DatabaseError(f"{label}: the database has no tables")
 
 
 class Database:
     """A read-only SQLite database: cached schema, guarded execution, table previews.
 
-    Build one with :func:`open_database` or :meth:`Database.from_bytes`.
+    Build one with :func:`open_database` or :meth:`Database.from_bytes`. ``notice`` is a
+    sentence the user should read about what was opened (None when there is nothing to say).
     """
 
-    def __init__(self, conn: sqlite3.Connection, *, name: str, path: str | None,
-                 size_bytes: int):
-        self._conn = conn
-        self._lock = threading.RLock()
-        self._schema: Schema | None = None
+    def __init__(self, pool: WorkerPool, schema: Schema, *, name: str, path: str | None,
+                 size_bytes: int, notice: str | None = None):
+        self._pool = pool
+        self._schema = schema
+        self._details_read = False
+        self._schema_lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, pool.close)
         self.name = name
         self.path = path
         self.size_bytes = size_bytes
+        self.notice = notice
+
+    @classmethod
+    def _open(cls, label: str, *, name: str, path: str | None, size: int,
+              uri: str | None = None, data: bytes | None = None, wal_mode: bool = False,
+              notice: str | None = None) -> "Database":
+        pool = WorkerPool(uri=uri, data=data)
+        try:
+            _verify(pool, label)
+            schema = _read_structure(pool, label, name, wal_mode)
+        except BaseException:
+            pool.close()
+            raise
+        return cls(pool, schema, name=name, path=path, size_bytes=size, notice=notice)
 
     @classmethod
     def from_bytes(cls, name: str, data: bytes, max_bytes: int = MAX_UPLOAD_BYTES) -> "Database":
-        """Open an uploaded database from its bytes, in memory; ``data`` itself is not changed."""
-        label = Path(name).name or "upload"
+        """Open an uploaded database from its bytes, in memory; ``data`` itself is not changed.
+
+        A ``.zip`` holding one database and its ``-wal`` file is opened with the ``-wal``
+        merged in (see :mod:`agents.wal`).
+        """
+        label = _short(Path(name).name, 120) or "upload"
         size = len(data)
         if size > max_bytes:
             raise DatabaseError(f"{label}: the file is too large ({_mib(size)}; "
                                 f"the limit is {_mib(max_bytes)})")
+        wal_data = None
+        if wal.is_zip(data):
+            try:
+                inner, data, wal_data = wal.read_zip(data, max_bytes)
+            except wal.WalError as exc:
+                raise DatabaseError(f"{label}: {exc}") from None
+            label, size = f"{label}/{inner}", len(data)
         head = bytes(data[:100])
         _check_header(head, size, label)
-        if head[18:20] == b"\x02\x02":
-            # WAL mode cannot work in memory; the copy is marked as a rollback-journal database
-            data = bytes(data[:18]) + b"\x01\x01" + bytes(data[20:])
-        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        try:
-            conn.deserialize(data)  # SQLite copies the bytes into its own memory
-        except sqlite3.Error as exc:
-            conn.close()
-            raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
-        _guard_and_verify(conn, label)
-        return cls(conn, name=_display_name(name), path=None, size_bytes=size)
+        wal_mode, notice = wal.is_wal_mode(head), None
+        if wal_data:
+            try:
+                data = wal.merge(data, wal_data)
+            except wal.WalError as exc:
+                raise DatabaseError(f"{label}: {exc}") from None
+            size = len(data)
+        elif wal_mode:
+            notice = (f"{Path(label).name} is a WAL-mode database: changes still in its -wal "
+                      "file, if it had one, are not included. To include them, upload a .zip "
+                      "holding both files.")
+        if wal.is_wal_mode(bytes(data[:100])):
+            data = wal.as_rollback_mode(data)  # WAL cannot work in memory
+        return cls._open(label, name=_display_name(name), path=None, size=size,
+                         data=bytes(data), wal_mode=wal_mode and not wal_data, notice=notice)
 
     # -- schema ----------------------------------------------------------------------------------
     @property
     def schema(self) -> Schema:
-        """The database's schema, read on first use and then kept."""
-        with self._lock:
-            if self._schema is None:
-                self._schema = introspect(self._conn, self.name)
+        """The database's schema; example values and row counts are read on first use, within
+        :data:`agents.introspection.INTROSPECTION_BUDGET` seconds however the data looks."""
+        with self._schema_lock:
+            if not self._details_read:
+                introspection.fill_details(self._schema.tables, self._examples, self._count,
+                                           step_overhead=GRACE_SECONDS)
+                self._details_read = True
             return self._schema
 
+    def _ask(self, request: dict, seconds: float) -> dict | None:
+        try:
+            reply = self._pool.call(request, seconds=seconds)
+        except (WorkerStopped, PoolError):
+            return None
+        return reply if reply.get("ok") else None
+
+    def _examples(self, table: Table, seconds: float) -> list[list] | None:
+        reply = self._ask({"op": "examples", "table": dataclasses.asdict(table),
+                           "seconds": seconds}, seconds)
+        return reply["examples"] if reply else None
+
+    def _count(self, table: Table, seconds: float) -> tuple[int, bool]:
+        fallback = 0.0 if table.is_view else introspection.ROWID_SECONDS  # max(rowid)
+        reply = self._ask({"op": "count", "table": dataclasses.asdict(table),
+                           "seconds": seconds}, seconds + fallback)
+        return (reply["count"], reply["estimated"]) if reply else (-1, True)
+
     # -- queries ---------------------------------------------------------------------------------
-    def execute(self, sql: str, *, timeout: float = 10.0, max_rows: int = 1000) -> ExecResult:
-        """Run one read-only query; bad, unsafe or slow SQL comes back as ``ok=False``."""
-        return execute_readonly(self._conn, sql, timeout=timeout, max_rows=max_rows,
-                                lock=self._lock)
+    def execute(self, sql: str, *, timeout: float = 10.0, max_rows: int = 1000,
+                max_bytes: int = MAX_RESULT_BYTES,
+                max_cell_bytes: int = MAX_CELL_BYTES) -> ExecResult:
+        """Run one read-only query; bad, unsafe, slow or oversized SQL comes back as ``ok=False``.
+
+        ``timeout`` covers checking the SQL, running it and fetching its rows; a worker still
+        busy shortly after it is killed, so the call returns within the limit plus a fraction
+        of a second. At most ``max_rows`` rows and ``max_bytes`` bytes are returned.
+        """
+        started = time.perf_counter()
+        timeout = max(0.0, float(timeout))
+
+        def failed(error: str, error_class: str) -> ExecResult:
+            return ExecResult(ok=False, sql=sql, seconds=time.perf_counter() - started,
+                              error=error, error_class=error_class)
+
+        if not isinstance(sql, str) or not sql.strip():
+            return failed("the query is empty", "UnsafeSQL")
+        try:
+            check_length(sql)
+        except UnsafeSQLError as exc:
+            return failed(exc.reason, "UnsafeSQL")
+        request = {"op": "execute", "sql": sql, "timeout": timeout, "max_rows": int(max_rows),
+                   "max_bytes": int(max_bytes), "max_cell_bytes": int(max_cell_bytes)}
+        try:
+            reply = self._pool.call(request, seconds=timeout)
+        except WorkerStopped as stop:
+            if stop.reason == "timeout":
+                return failed(timeout_message(timeout), "Timeout")
+            return failed(WORKER_ENDED, "WorkerEnded")
+        except PoolClosed:
+            return failed("the database is closed", "ProgrammingError")
+        except PoolError as exc:
+            return failed(f"the query could not be run: {exc}", "WorkerError")
+        if not reply.get("ok"):
+            return failed(str(reply.get("error")), str(reply.get("error_class") or "Error"))
+        result = ExecResult.from_dict(reply["result"])
+        result.sql, result.seconds = sql, time.perf_counter() - started
+        return result
 
     def table_preview(self, table: str, limit: int = 20) -> ExecResult:
         """The first ``limit`` rows of ``table``; ``truncated`` says whether it has more."""
@@ -149,8 +285,7 @@ class Database:
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._finalizer()
 
     def __enter__(self) -> "Database":
         return self
@@ -163,15 +298,39 @@ class Database:
         return f"Database({self.name!r}, {where}, {self.size_bytes:,} bytes)"
 
 
-def _read_only_uri(path: str) -> str:
-    """A ``file:`` URI for ``path`` with ``mode=ro``; '?', '#', '%' and spaces are escaped."""
-    return "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+def _file_uri(path: str, options: str) -> str:
+    """A ``file:`` URI for ``path``; '?', '#', '%' and spaces are escaped."""
+    return "file:" + quote(os.path.abspath(path)) + "?" + options
+
+
+def _read_with_wal(path: str, wal_path: str, label: str) -> bytes:
+    """A WAL-mode file and its -wal, merged in memory (nothing is written beside them)."""
+    try:
+        total = os.path.getsize(path) + os.path.getsize(wal_path)
+        if total > MAX_SNAPSHOT_BYTES:
+            raise DatabaseError(
+                f"{label}: it has uncommitted changes in its -wal file and is too large "
+                f"({_mib(total)}) to read with them in memory; checkpoint it first "
+                f"(sqlite3 {label} 'PRAGMA wal_checkpoint(TRUNCATE)')")
+        with open(path, "rb") as handle:
+            data = handle.read()
+        with open(wal_path, "rb") as handle:
+            wal_data = handle.read()
+        return wal.merge(data, wal_data)
+    except OSError as exc:
+        raise DatabaseError(f"{label}: cannot read the file ({exc.strerror or exc})") from None
+    except wal.WalError as exc:
+        raise DatabaseError(f"{label}: {exc}") from None
 
 
 def open_database(path: str | os.PathLike, *, name: str | None = None) -> Database:
-    """Open the SQLite file at ``path`` read-only and check that it is usable."""
+    """Open the SQLite file at ``path`` read-only and check that it is usable.
+
+    Nothing is ever created beside the file: a WAL-mode file is read with ``immutable=1`` or,
+    when its ``-wal`` holds changes, merged with them in memory.
+    """
     path = os.fspath(path)
-    label = os.path.basename(path) or path
+    label = _short(os.path.basename(path) or path, 120)
     if not os.path.exists(path):
         raise DatabaseError(f"{path}: no such file")
     if os.path.isdir(path):
@@ -183,25 +342,15 @@ def open_database(path: str | os.PathLike, *, name: str | None = None) -> Databa
     except OSError as exc:
         raise DatabaseError(f"{label}: cannot read the file ({exc.strerror or exc})") from None
     _check_header(head, size, label)
-    try:
-        conn = sqlite3.connect(_read_only_uri(path), uri=True, check_same_thread=False,
-                               isolation_level=None)
-    except sqlite3.Error as exc:
-        raise DatabaseError(f"{label}: cannot open the database ({exc})") from None
-    _guard_and_verify(conn, label)
-    return Database(conn, name=name or _display_name(path), path=os.path.abspath(path),
-                    size_bytes=size)
-
-
-def _guard_and_verify(conn: sqlite3.Connection, label: str) -> None:
-    """Install the read-only guards, then check the database can be read; on failure close the
-    connection and raise one clear :class:`DatabaseError`."""
-    try:
-        install_guards(conn)
-        _verify(conn, label)
-    except DatabaseError:
-        conn.close()
-        raise
-    except sqlite3.Error as exc:
-        conn.close()
-        raise DatabaseError(f"{label}: the database file is damaged ({exc})") from None
+    name = name or _display_name(path)
+    where = os.path.abspath(path)
+    if not wal.is_wal_mode(head):
+        return Database._open(label, name=name, path=where, size=size,
+                              uri=_file_uri(path, "mode=ro"))
+    wal_path = wal.wal_beside(path)
+    if wal_path is None:
+        return Database._open(label, name=name, path=where, size=size,
+                              uri=_file_uri(path, "mode=ro&immutable=1"), wal_mode=True)
+    data = _read_with_wal(path, wal_path, label)
+    return Database._open(label, name=name, path=where, size=size,
+                          data=wal.as_rollback_mode(data))

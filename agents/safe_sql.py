@@ -10,21 +10,23 @@ Model-written SQL meets three walls before it can touch the user's data:
    queries, recursive CTEs, harmless functions and a few read-only pragmas at prepare time. The
    parser is only a courtesy: ``SELEC * FORM t`` parses without error, so safety never depends
    on it.
-3. The connection itself is read-only (``mode=ro`` or an in-memory copy of an upload), with
-   ``query_only`` on and ``ATTACH`` disabled by a zero limit.
+3. The connection itself is read-only (``mode=ro``, ``immutable=1`` or an in-memory copy of an
+   upload), with ``query_only`` on and ``ATTACH`` disabled by a zero limit.
 
-Runs get a deadline (:class:`Deadline`) so a runaway query is stopped, and a row cap.
+Runs get a deadline (:class:`Deadline`) so a runaway query is stopped, a row cap and a byte
+budget (:mod:`agents.exec_result`). In the app and the CLI all of this runs inside a query worker
+process (:mod:`agents.query_worker`), so that even one long SQLite step, or the parser on a
+pathological text, can be stopped by killing it.
 """
 
 from __future__ import annotations
 
-import math
+import logging
 import re
 import sqlite3
 import threading
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from typing import Any, ContextManager
 
 import sqlglot
@@ -33,7 +35,16 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from .exec_result import (MAX_CELL_BYTES, MAX_RESULT_BYTES, ExecResult,  # noqa: F401
+                          collect_rows, describe_error, timeout_message)
+
 _DIALECT = Dialect.get_or_raise("sqlite")
+# sqlglot logs warnings that quote the SQL it read; user SQL never goes to stderr.
+logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
+
+MAX_SQL_CHARS = 100_000  # longer text is refused before it is parsed (parsing is superlinear)
+# SQLite reads U+FEFF (a byte-order mark) as white space between tokens; so does the gate.
+_BOM = "\ufeff"
 
 # Statement roots that only read.
 _QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)
@@ -140,10 +151,17 @@ def _write_word(tokens: list[Token]) -> str | None:
 def _parse(text: str) -> exp.Expression | None:
     try:
         trees = sqlglot.parse(text, read="sqlite")
-    except (ParseError, TokenError):
+    except (ParseError, TokenError, RecursionError):  # deep nesting: SQLite has its own limit
         return None
     trees = [t for t in trees if t is not None]
     return trees[0] if len(trees) == 1 else None
+
+
+def check_length(sql: str) -> None:
+    """Refuse text too long to check quickly (a model never writes a query this long)."""
+    if len(sql) > MAX_SQL_CHARS:
+        raise UnsafeSQLError(f"the query is too long ({len(sql):,} characters; the limit is "
+                             f"{MAX_SQL_CHARS:,}): send a shorter query")
 
 
 def check_sql(sql: str) -> str:
@@ -152,13 +170,19 @@ def check_sql(sql: str) -> str:
     Trailing semicolons, whitespace and comments are fine. Text that sqlglot cannot read but that
     shows no sign of a write is passed on, so SQLite reports its own syntax error (which helps a
     model fix a typo); the authorizer still stands behind it.
+
+    The gate reads a copy in which every U+FEFF is a space: SQLite skips that character between
+    tokens, so a leading one must not hide the statement's first word. Offsets are unchanged, so
+    the statement returned is the original text.
     """
-    if not isinstance(sql, str) or not sql.strip():
+    if not isinstance(sql, str) or not sql.replace(_BOM, " ").strip():
         raise UnsafeSQLError("the query is empty")
+    check_length(sql)
+    scan = sql.replace(_BOM, " ")
     try:
-        tokens = _DIALECT.tokenize(sql)
+        tokens = _DIALECT.tokenize(scan)
     except TokenError:
-        return _check_unreadable(sql)
+        return _check_unreadable(scan, sql)
     statements = _split_statements(tokens)
     if not statements:
         raise UnsafeSQLError("the query is empty (only comments)")
@@ -173,8 +197,8 @@ def check_sql(sql: str) -> str:
     denied = _denied_function(first)
     if denied:
         raise UnsafeSQLError(f"{denied}() is not allowed: a query may not load code or touch files")
-    text = sql[first[0].start:first[-1].end + 1]
-    tree = _parse(text) if lead in _QUERY_LEADS else None
+    start, end = first[0].start, first[-1].end + 1
+    tree = _parse(scan[start:end]) if lead in _QUERY_LEADS else None
     if tree is None or not isinstance(tree, _QUERY_ROOTS):
         if tree is not None and type(tree) in _WRITE_NODES:
             raise UnsafeSQLError(_refusal(_WRITE_NODES[type(tree)]))
@@ -183,24 +207,36 @@ def check_sql(sql: str) -> str:
         word = _write_word(first)
         if word:
             raise UnsafeSQLError(_refusal(word))
-        return text
+        return sql[start:end]
     for node in tree.walk():
         if type(node) in _WRITE_NODES:
             raise UnsafeSQLError(_refusal(_WRITE_NODES[type(node)]))
         if isinstance(node, exp.Command):
             raise UnsafeSQLError(_refusal(str(node.this)))
-    return text
+    return sql[start:end]
 
 
-def _check_unreadable(sql: str) -> str:
-    """Text the tokenizer rejects (an unclosed quote, say): refuse any hint of a write."""
-    words = {w.upper() for w in re.findall(r"[A-Za-z_]+", sql)}
+# White space, stray semicolons and comments before the first word; an unclosed comment runs
+# to the end.
+_LEADING_NOISE = re.compile(r"(?:[\s;]+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.S)
+
+
+def _check_unreadable(scan: str, sql: str) -> str:
+    """Text the tokenizer rejects (an unclosed quote or comment): refuse a statement that does
+    not start as a query, and any hint of a write."""
+    start = _LEADING_NOISE.match(scan).end()
+    if start == len(scan):
+        raise UnsafeSQLError("the query is empty (only comments)")
+    lead = re.match(r"[A-Za-z_]*", scan[start:]).group(0).upper()
+    if lead in _STATEMENT_LEADS:
+        raise UnsafeSQLError(_refusal(lead))
+    words = {w.upper() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", scan)}
     found = sorted(words & (_WRITE_WORDS | {f.upper() for f in DENIED_FUNCTIONS}))
     if found:
         raise UnsafeSQLError(
             f"the query could not be read (unbalanced quotes?) and mentions {found[0]}: "
             "only read-only queries run")
-    return sql.strip()
+    return sql[start:].strip()
 
 
 # -- connection guards ------------------------------------------------------------------------
@@ -288,67 +324,20 @@ class Deadline:
         self.conn.set_progress_handler(None, 0)
 
 
-# -- results and execution --------------------------------------------------------------------
-
-def _json_cell(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return f"<blob {len(value)} bytes>"
-    return str(value)
-
-
-@dataclass
-class ExecResult:
-    """The outcome of one query: rows (at most the cap) or the error, never an exception."""
-
-    ok: bool
-    sql: str
-    columns: list[str] = field(default_factory=list)
-    rows: list[tuple] = field(default_factory=list)
-    row_count: int = 0
-    truncated: bool = False
-    seconds: float = 0.0
-    error: str | None = None
-    error_class: str | None = None  # "UnsafeSQL", "Timeout", "OperationalError", ...
-    hint: str | None = None  # what does exist, for a name error (see agents.error_hints)
-
-    def feedback(self) -> str:
-        """The error as a repair agent should read it: SQLite's message, then the hint."""
-        text = self.error or self.error_class or "unknown error"
-        return f"{text}\nHint: {self.hint}" if self.hint else text
-
-    def preview(self, rows: int = 20) -> dict:
-        """JSON-safe summary with the first ``rows`` rows (blobs become '<blob N bytes>')."""
-        return {
-            "ok": self.ok,
-            "sql": self.sql,
-            "columns": list(self.columns),
-            "rows": [[_json_cell(v) for v in row] for row in self.rows[:max(0, rows)]],
-            "row_count": self.row_count,
-            "truncated": self.truncated,
-            "seconds": round(self.seconds, 4),
-            "error": self.error,
-            "error_class": self.error_class,
-            "hint": self.hint,
-        }
-
-    def to_dataframe(self):
-        """The rows as a pandas DataFrame (empty, with the columns, when there are none)."""
-        import pandas as pd
-
-        return pd.DataFrame.from_records([tuple(r) for r in self.rows], columns=list(self.columns))
-
+# -- execution --------------------------------------------------------------------------------
 
 def execute_readonly(conn: sqlite3.Connection, sql: str, *, timeout: float = 10.0,
-                     max_rows: int = 1000, lock: ContextManager | None = None) -> ExecResult:
+                     max_rows: int = 1000, lock: ContextManager | None = None,
+                     max_bytes: int = MAX_RESULT_BYTES,
+                     max_cell_bytes: int = MAX_CELL_BYTES) -> ExecResult:
     """Check ``sql`` with :func:`check_sql`, then run it on ``conn`` under a deadline.
 
-    At most ``max_rows`` rows are kept; ``truncated`` says whether there were more. Refusals,
-    timeouts and SQL errors come back as ``ok=False`` with ``error`` and ``error_class`` (the
-    sqlite3 exception's class name), which is what a Refiner shows the model.
+    At most ``max_rows`` rows and ``max_bytes`` bytes are kept (see
+    :func:`agents.exec_result.collect_rows`); ``truncated`` says whether there were more.
+    Refusals, timeouts and SQL errors come back as ``ok=False`` with ``error`` and
+    ``error_class`` (the sqlite3 exception's class name), which is what a Refiner shows the
+    model. The deadline here cannot stop a single long SQLite step; :class:`agents.database.
+    Database` runs this in a worker process it can kill.
     """
     started = time.perf_counter()
 
@@ -360,7 +349,6 @@ def execute_readonly(conn: sqlite3.Connection, sql: str, *, timeout: float = 10.
         statement = check_sql(sql)
     except UnsafeSQLError as exc:
         return failed(exc.reason, "UnsafeSQL")
-    max_rows = max(0, int(max_rows))
     with lock if lock is not None else nullcontext():
         deadline = Deadline(conn, timeout)
         cursor = None
@@ -368,15 +356,17 @@ def execute_readonly(conn: sqlite3.Connection, sql: str, *, timeout: float = 10.
             with deadline:
                 cursor = conn.execute(statement)
                 columns = [d[0] for d in cursor.description or []]
-                rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
+                collected = collect_rows(cursor, max_rows=max_rows if columns else 0,
+                                         max_bytes=max_bytes, max_cell_bytes=max_cell_bytes)
         except Exception as exc:  # any failure of the user's SQL is a result, not a crash
             if deadline.expired:
-                return failed(f"the query ran longer than {timeout:g} s and was stopped", "Timeout")
-            return failed(str(exc) or exc.__class__.__name__, exc.__class__.__name__)
+                return failed(timeout_message(timeout), "Timeout")
+            return failed(*describe_error(exc, conn))
         finally:
             if cursor is not None:
                 cursor.close()
-    truncated = len(rows) > max_rows
-    rows = [tuple(r) for r in rows[:max_rows]]
-    return ExecResult(ok=True, sql=sql, columns=columns, rows=rows, row_count=len(rows),
-                      truncated=truncated, seconds=time.perf_counter() - started)
+    return ExecResult(ok=True, sql=sql, columns=columns, rows=collected.rows,
+                      row_count=len(collected.rows),
+                      truncated=collected.truncated_reason is not None,
+                      truncated_reason=collected.truncated_reason, cells_cut=collected.cells_cut,
+                      byte_count=collected.byte_count, seconds=time.perf_counter() - started)

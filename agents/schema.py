@@ -1,7 +1,8 @@
-"""What a database contains, read once, and the textual forms the agents see it in.
+"""What a database contains, and the textual forms the agents see it in.
 
-:func:`introspect` reads tables, views, columns, keys, row counts and a few example values per
-column with bounded work, so a table of ten million rows costs about what a small one does.
+:mod:`agents.introspection` reads tables, views, columns, keys, row counts and a few example
+values per column with bounded work, so a table of ten million rows costs about what a small one
+does (:func:`introspect` here is its entry point for a local connection).
 :class:`Schema` renders that as the MAC-SQL description (``# Table: t`` / ``[`` /
 ``(col, description. Value examples: [...].)``), as foreign-key lines and as ``CREATE TABLE``
 text, for all tables or for a selection that keeps only part of the schema.
@@ -13,21 +14,12 @@ Names are never trusted to be plain: every identifier that is not a simple word 
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import sqlite3
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .safe_sql import Deadline
-
-EXAMPLES_PER_COLUMN = 3
-EXAMPLE_SAMPLE_ROWS = 1000     # example values come from this many leading rows of a table
-EXAMPLE_MAX_CHARS = 40         # longer text examples are cut to this length
 BLOB_EXAMPLE = "<blob>"        # what a binary example value is shown as
-INTROSPECTION_BUDGET = 6.0     # seconds for all row counts and example queries together
-QUERY_BUDGET = 1.5             # seconds for any single count or example query
 
 # SQLite's keywords (https://sqlite.org/lang_keywords.html): a name equal to one is quoted.
 SQLITE_KEYWORDS = frozenset("""
@@ -294,166 +286,8 @@ class Schema:
 
 # -- introspection ------------------------------------------------------------------------------
 
-def _shadow_tables(conn: sqlite3.Connection) -> set[str]:
-    """Tables a virtual table keeps its data in (full-text indexes): internal, not for queries."""
-    try:
-        rows = conn.execute("PRAGMA table_list").fetchall()
-    except sqlite3.Error:
-        return set()
-    return {row[1] for row in rows if row[0] == "main" and row[2] == "shadow"}
+def introspect(conn: sqlite3.Connection, db_name: str, **options: Any) -> Schema:
+    """Read the schema of the database open on ``conn`` (see :mod:`agents.introspection`)."""
+    from .introspection import introspect as read
 
-
-def _user_objects(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(type, name) of every table and view in creation order; SQLite's own tables left out."""
-    rows = conn.execute(
-        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
-        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").fetchall()
-    shadow = _shadow_tables(conn)
-    return [(kind, name) for kind, name in rows if name not in shadow]
-
-
-def _read_table(conn: sqlite3.Connection, name: str, is_view: bool) -> Table | None:
-    try:
-        info = conn.execute(f"PRAGMA table_info({quote_identifier(name)})").fetchall()
-    except sqlite3.Error:  # a virtual table whose module is missing, a view on a dropped table
-        return None
-    if not info:
-        return None
-    columns = [Column(name=row[1], type=row[2] or "", not_null=bool(row[3]), primary_key=row[5] > 0)
-               for row in info]
-    primary_key = [row[1] for row in sorted((r for r in info if r[5] > 0), key=lambda r: r[5])]
-    return Table(name=name, columns=columns, primary_key=primary_key, is_view=is_view)
-
-
-def _read_foreign_keys(conn: sqlite3.Connection, tables: list[Table]) -> list[ForeignKey]:
-    by_name = {t.name.casefold(): t for t in tables}
-    found: list[ForeignKey] = []
-    for table in tables:
-        if table.is_view:
-            continue
-        try:
-            rows = conn.execute(
-                f"PRAGMA foreign_key_list({quote_identifier(table.name)})").fetchall()
-        except sqlite3.Error:
-            continue
-        groups: dict[int, list[tuple]] = {}
-        for row in rows:
-            groups.setdefault(row[0], []).append(row)
-        for _, pairs in sorted(groups.items(), reverse=True):  # SQLite numbers the last one 0
-            pairs.sort(key=lambda r: r[1])
-            parent = by_name.get(str(pairs[0][2]).casefold())
-            if parent is None:
-                continue  # refers to a table that is not in the database
-            for position, (_id, _seq, _parent, child_col, parent_col, *_rest) in enumerate(pairs):
-                if parent_col is None:  # no column named: the parent's primary key
-                    if position >= len(parent.primary_key):
-                        continue
-                    parent_col = parent.primary_key[position]
-                child = table.column(child_col)
-                referenced = parent.column(parent_col)
-                if child is None or referenced is None:
-                    continue
-                fk = ForeignKey(table.name, child.name, parent.name, referenced.name)
-                if fk not in found:
-                    found.append(fk)
-    return found
-
-
-class _Budget:
-    """Seconds left for the whole introspection, handed out per query."""
-
-    def __init__(self, seconds: float):
-        self.end = time.monotonic() + seconds
-
-    def next_query(self) -> float:
-        return max(0.0, min(QUERY_BUDGET, self.end - time.monotonic()))
-
-
-def _count_rows(conn: sqlite3.Connection, table: Table, budget: _Budget) -> None:
-    name = quote_identifier(table.name)
-    seconds = budget.next_query()
-    if seconds > 0:
-        try:
-            with Deadline(conn, seconds):
-                table.row_count = int(conn.execute(f"SELECT COUNT(*) FROM {name}").fetchone()[0])
-            table.row_count_estimated = False
-            return
-        except sqlite3.Error:
-            pass
-    table.row_count, table.row_count_estimated = -1, True
-    if table.is_view:
-        return
-    try:  # the largest rowid: a few page reads, and the count itself unless rows were deleted
-        with Deadline(conn, 0.5):
-            top = conn.execute(f"SELECT max(rowid) FROM {name}").fetchone()[0]
-        table.row_count = int(top or 0)
-    except sqlite3.Error:  # a WITHOUT ROWID table: stays unknown
-        pass
-
-
-def _example_expression(column: str) -> str:
-    """Bounded per-cell work: text cut short, blobs replaced by an empty blob marker."""
-    col = quote_identifier(column)
-    return (f"CASE typeof({col}) WHEN 'blob' THEN x'' "
-            f"WHEN 'text' THEN substr({col}, 1, {EXAMPLE_MAX_CHARS + 1}) ELSE {col} END")
-
-
-def _example_value(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return BLOB_EXAMPLE
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, str):
-        value = " ".join(value.split())
-        if len(value) > EXAMPLE_MAX_CHARS:
-            value = value[:EXAMPLE_MAX_CHARS] + "…"
-    return value
-
-
-def _collect_examples(conn: sqlite3.Connection, table: Table, budget: _Budget) -> None:
-    """A few distinct non-NULL values per column, from the table's first rows only."""
-    seconds = budget.next_query()
-    if seconds <= 0 or not table.columns:
-        return
-    projection = ", ".join(_example_expression(c.name) for c in table.columns)
-    sql = f"SELECT {projection} FROM {quote_identifier(table.name)} LIMIT {EXAMPLE_SAMPLE_ROWS}"
-    try:
-        with Deadline(conn, seconds):
-            rows = conn.execute(sql).fetchall()
-    except sqlite3.Error:  # too slow (a heavy view) or unreadable: no examples for this table
-        return
-    for index, column in enumerate(table.columns):
-        seen: list = []
-        for row in rows:
-            value = row[index]
-            if value is None:
-                continue
-            value = _example_value(value)
-            if value not in seen:
-                seen.append(value)
-                if len(seen) == EXAMPLES_PER_COLUMN:
-                    break
-        column.examples = seen
-
-
-def introspect(conn: sqlite3.Connection, db_name: str, *,
-               budget_seconds: float = INTROSPECTION_BUDGET) -> Schema:
-    """Read the schema of the database open on ``conn``.
-
-    Column and key information is exact. Example values come from the first rows of each table
-    and row counts are exact unless counting takes too long, when they fall back to
-    ``max(rowid)`` (``row_count_estimated``); both share a time budget, so the work stays
-    bounded however large or many the tables are.
-    """
-    tables = []
-    for kind, name in _user_objects(conn):
-        table = _read_table(conn, name, is_view=(kind == "view"))
-        if table is not None:
-            tables.append(table)
-    foreign_keys = _read_foreign_keys(conn, tables)
-    budget = _Budget(budget_seconds)
-    for table in tables:  # examples first: they matter more to the prompts than exact counts
-        _collect_examples(conn, table, budget)
-    for table in tables:
-        _count_rows(conn, table, budget)
-    return Schema(db_name=db_name, tables=tables, foreign_keys=foreign_keys)
+    return read(conn, db_name, **options)

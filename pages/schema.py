@@ -1,4 +1,8 @@
-"""Schema: tables, columns, keys, row counts, example values, first rows and a relation diagram."""
+"""Schema: tables, columns, keys, row counts, example values, first rows and a relation diagram.
+
+Names come from the database, so wherever they reach Markdown (captions, messages) they pass
+through :func:`ui.format.md_text`; tables and the diagram show them as plain text already.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,15 @@ import streamlit as st
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
 from ui.widgets.diagram import schema_dot
-from ui.format import human_size, preview_frame
+from ui.format import human_size, md_text, preview_frame
 
 run_through_app()
 st.title("Schema")
 db_key, db = database_picker("schema")
 if db is not None:
     schema = db.schema
-    st.caption(f"**{db.name}** · {human_size(db.size_bytes)} · {len(schema.tables)} tables · "
+    st.caption(f"**{md_text(db.name)}** · {human_size(db.size_bytes)} · "
+               f"{len(schema.tables)} tables · "
                f"{len(schema.foreign_keys)} foreign keys")
     if not schema.tables:
         st.info("This database has no tables.")
@@ -31,8 +36,8 @@ if db is not None:
         names = [t.name for t in schema.tables]
         chosen = st.selectbox("Table", names, key="schema_table")
         table = schema.table(chosen)
-        st.caption(f"{table.row_count:,} rows · {len(table.columns)} columns · primary key: "
-                   f"{', '.join(table.primary_key) or 'none'}")
+        st.caption(f"{table.row_count_label} rows · {len(table.columns)} columns · primary key: "
+                   f"{md_text(', '.join(table.primary_key)) or 'none'}")
         st.dataframe(pd.DataFrame([{
             "column": c.name,
             "type": c.type or "",
@@ -47,8 +52,10 @@ if db is not None:
         if preview.ok:
             st.dataframe(preview_frame(preview.preview(rows=20)), hide_index=True,
                          width="stretch")
+            if preview.cells_cut or preview.truncated_reason == "bytes":
+                st.caption(md_text(preview.limit_note()))
         else:
-            st.error(f"Could not read {table.name}: {preview.error}")
+            st.error(md_text(f"Could not read {table.name}: {preview.error}"))
         with st.expander("All tables at a glance"):
             st.dataframe(pd.DataFrame([{"table": t.name, "rows": t.row_count,
                                         "columns": ", ".join(c.name for c in t.columns)}

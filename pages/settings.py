@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.config import SettingsError, mask_secret
+from agents.exec_result import MAX_CELL_BYTES, MAX_RESULT_BYTES
 from agents.pipelines import list_pipelines
 
 from ui.widgets import params as ui_params
@@ -120,20 +121,20 @@ def _limits_section() -> None:
     st.subheader("Safe execution")
     limits = ui_state.exec_limits()
     with st.form("limits_form"):
-        left, middle, right = st.columns(3)
+        left, right = st.columns(2)
         timeout = left.number_input("Query time limit (seconds)", min_value=0.5,
                                     max_value=300.0, value=float(limits.timeout), step=0.5)
-        max_rows = middle.number_input("Row cap per query", min_value=10, max_value=1_000_000,
-                                       value=int(limits.max_rows), step=100)
-        upload_mb = right.number_input("Upload size limit (MB)", min_value=1, max_value=2048,
-                                       value=ui_state.upload_limit_mb(), step=10)
+        max_rows = right.number_input("Row cap per query", min_value=10, max_value=1_000_000,
+                                      value=int(limits.max_rows), step=100)
         saved = st.form_submit_button("Save limits")
     if saved:
         ui_state.set_exec_limits(timeout, int(max_rows))
-        ui_state.set_upload_limit_mb(int(upload_mb))
         st.success(f"Queries now stop after {timeout:g} s and return at most {int(max_rows):,} "
-                   f"rows; uploads up to {int(upload_mb)} MB.")
-    st.caption("Every query runs read-only: statements that would change a database are refused.")
+                   "rows.")
+    st.caption("Every query runs read-only: statements that would change a database are refused. "
+               f"A result also stops at {MAX_RESULT_BYTES // (1024 * 1024)} MiB and cuts any "
+               f"single value to {MAX_CELL_BYTES // 1024} KiB. Uploads are limited to "
+               f"{ui_state.upload_limit_mb()} MB by the server (server.maxUploadSize).")
 
 
 def _pipeline_section() -> None:

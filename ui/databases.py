@@ -2,7 +2,8 @@
 
 Sample databases are opened once per server process (``st.cache_resource``) and shared read-only
 by every session. An upload is loaded into memory with ``Database.from_bytes`` and kept in this
-session's ``st.session_state`` only: it is never written to disk and no other session sees it.
+session's ``st.session_state`` only: it is never saved and no other session sees it (a ``.zip``
+of a WAL-mode database and its ``-wal`` is merged in a private temporary folder, removed at once).
 A database is named everywhere by a key, ``"sample:<name>"`` or ``"upload:<name>"``.
 """
 
@@ -21,7 +22,7 @@ from ui import state as ui_state
 
 UPLOADS = "uploaded_dbs"
 ACTIVE_DB = "active_db"
-UPLOAD_TYPES = ["sqlite", "db", "sqlite3"]
+UPLOAD_TYPES = ["sqlite", "db", "sqlite3", "zip"]  # a zip: one database and its -wal file
 
 
 @dataclass
@@ -78,7 +79,7 @@ def uploads() -> dict:
 
 def add_upload(name: str, data: bytes):
     """Load an upload into memory; raises ``DatabaseError`` with a clear message when it is not
-    a usable SQLite database (not SQLite, corrupt, empty, or over this session's size limit)."""
+    a usable SQLite database (not SQLite, corrupt, empty, or over the server's size limit)."""
     from agents.database import Database
 
     limit_mb = ui_state.upload_limit_mb()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -51,3 +52,27 @@ def tokens_text(prompt_tokens: int, completion_tokens: int) -> str:
 
 def is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
+
+
+_MARKDOWN_ALWAYS = re.compile(r"[\\`*_~$\[\]<>&@]")
+_MARKDOWN_COLON = re.compile(r":(?=\S)")            # :red[…], :smile:, http://
+_MARKDOWN_WWW_DOT = re.compile(r"(?<=www)\.", re.I)  # www.example.org autolinks
+
+
+def md_text(value: Any) -> str:
+    """``value`` as literal text inside Markdown (``st.markdown``, ``st.caption``, ``st.error``,
+    widget labels), for names and messages that come from a database or a file.
+
+    Backslash-escapes (which CommonMark allows before any ASCII punctuation) what can start
+    Markdown inline: emphasis, code, math, links and images, HTML, entities, e-mail and web
+    autolinks, Streamlit's ``:color[…]`` directives and ``:shortcodes:``; a leading mark that
+    could start a heading, list or quote; line breaks become spaces. So a table called
+    ``![x](http://…)`` shows as typed instead of making the browser load a remote image, while
+    ordinary text ("Refused: …", "1.0 MiB") reads unchanged.
+    """
+    text = " ".join(str(value).splitlines()) if value is not None else ""
+    text = _MARKDOWN_ALWAYS.sub(lambda m: "\\" + m.group(0), text)
+    text = _MARKDOWN_WWW_DOT.sub("\\.", _MARKDOWN_COLON.sub("\\:", text))
+    if text[:1] and text[:1] in "#>-+=|!":
+        text = "\\" + text
+    return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)

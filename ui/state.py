@@ -19,11 +19,9 @@ from agents.engine import ExecLimits, Pipeline
 LLM_OVERRIDES = "llm_overrides"
 EXEC_LIMITS = "exec_limits"
 PIPELINE_DEFAULTS = "pipeline_defaults"
-UPLOAD_LIMIT_MB = "upload_limit_mb"
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_ROWS = 1000
-DEFAULT_UPLOAD_LIMIT_MB = 100
 
 # Settings the app lets a session override; everything else comes from config and environment.
 OVERRIDABLE = ("provider", "base_url", "api_key", "model", "temperature")
@@ -57,11 +55,10 @@ def set_exec_limits(timeout: float, max_rows: int) -> None:
 
 
 def upload_limit_mb() -> int:
-    return int(st.session_state.get(UPLOAD_LIMIT_MB, DEFAULT_UPLOAD_LIMIT_MB))
-
-
-def set_upload_limit_mb(mb: int) -> None:
-    st.session_state[UPLOAD_LIMIT_MB] = int(mb)
+    """The largest upload in MB: the server's ``server.maxUploadSize`` (``.streamlit/config.toml``
+    or ``STREAMLIT_SERVER_MAX_UPLOAD_SIZE``). A server setting, so no session can raise it:
+    every upload costs the server memory."""
+    return int(st.get_option("server.maxUploadSize"))
 
 
 def pipeline_defaults(pipeline: Pipeline) -> dict[str, Any]:

@@ -27,3 +27,13 @@ def app(app_env) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+@pytest.fixture
+def server_upload_limit():
+    """Set the server's upload limit (``server.maxUploadSize``, in MB) for one test."""
+    from streamlit import config
+
+    previous = config.get_option("server.maxUploadSize")
+    yield lambda mb: config.set_option("server.maxUploadSize", mb)
+    config.set_option("server.maxUploadSize", previous)

@@ -68,7 +68,8 @@ def test_upload_of_a_good_database_becomes_the_active_one(app, tmp_path):
     ("big.sqlite", "too large", "limit is 1.0 MiB"),
 ])
 def test_bad_uploads_give_one_clear_error_and_keep_the_app_usable(app, tmp_path, name,
-                                                                  content, expected):
+                                                                  content, expected,
+                                                                  server_upload_limit):
     good = sqlite_bytes(tmp_path, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);",
                         name="good.sqlite")
     if content is None:  # a real file cut in half
@@ -78,7 +79,7 @@ def test_bad_uploads_give_one_clear_error_and_keep_the_app_usable(app, tmp_path,
     elif content == "no tables":
         content = sqlite_bytes(tmp_path, "PRAGMA user_version = 1;", name="n.sqlite")
     elif content == "too large":
-        app.session_state["upload_limit_mb"] = 1  # as if set on the Settings page
+        server_upload_limit(1)  # as if set in .streamlit/config.toml
         app.run()
         content = good + b"\0" * (1024 * 1024)
     app.file_uploader[0].set_value((name, content, "application/octet-stream")).run()

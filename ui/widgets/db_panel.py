@@ -1,4 +1,8 @@
-"""The database panel shared by the Ask, Schema and Compare pages: pick, upload, summarize."""
+"""The database panel shared by the Ask, Schema and Compare pages: pick, upload, summarize.
+
+File names, database names and error messages (which quote table names) reach Markdown here,
+so every one of them goes through :func:`ui.format.md_text` and shows as typed.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import streamlit as st
 
 from ui import databases as dbs
 from ui import state as ui_state
-from ui.format import human_size
+from ui.format import human_size, md_text
 
 UPLOAD_OUTCOME = "upload_outcome"
 
@@ -28,7 +32,7 @@ def database_picker(page: str, *, allow_upload: bool = True):
     try:
         db = dbs.resolve(active)
     except Exception as exc:  # a sample that cannot be opened must not break the page
-        st.error(f"Could not open {options[active]}: {exc}")
+        st.error(md_text(f"Could not open {options[active]}: {exc}"))
         return active, None
     return active, db
 
@@ -37,9 +41,9 @@ def _upload_box(page: str) -> None:
     limit = ui_state.upload_limit_mb()
     file = st.file_uploader(
         "Upload a SQLite database", type=dbs.UPLOAD_TYPES, key=f"uploader_{page}",
-        max_upload_size=limit,
-        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB. It stays in this browser "
-             "session's memory, opened read-only, and is never saved anywhere.")
+        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit). It "
+             "stays in this browser session's memory, opened read-only, and is never saved. "
+             "For a WAL-mode database whose -wal file holds changes, upload a .zip of both.")
     if file is None:
         return
     token = f"{getattr(file, 'file_id', '')}|{file.name}|{file.size}"
@@ -56,19 +60,21 @@ def _upload_box(page: str) -> None:
                        "message": f"{file.name} could not be opened as a SQLite database: {exc}"}
         else:
             dbs.set_active(f"upload:{db.name}")
-            outcome = {"token": token, "ok": True,
+            outcome = {"token": token, "ok": True, "notice": db.notice,
                        "message": f"Loaded {file.name} ({human_size(db.size_bytes)}, "
                                   f"{len(db.schema.tables)} tables)."}
         st.session_state[UPLOAD_OUTCOME] = outcome
     if not outcome["ok"]:
-        st.error(outcome["message"])
+        st.error(md_text(outcome["message"]))
+    elif outcome.get("notice"):
+        st.warning(md_text(outcome["notice"]))
 
 
 def database_summary(db) -> None:
     """Size, tables and row counts of ``db`` at a glance."""
     tables = db.schema.tables
-    st.caption(f"**{db.name}** · {human_size(db.size_bytes)} · {len(tables)} tables · "
-               f"{sum(t.row_count or 0 for t in tables):,} rows")
+    st.caption(f"**{md_text(db.name)}** · {human_size(db.size_bytes)} · {len(tables)} tables · "
+               f"{sum(max(t.row_count, 0) for t in tables):,} rows")
     frame = pd.DataFrame([{"table": t.name, "rows": t.row_count, "columns": len(t.columns)}
                           for t in tables])
     st.dataframe(frame, hide_index=True, width="stretch",

@@ -16,8 +16,9 @@ from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
 from ui import services as ui_services
 from ui import state as ui_state
+from agents.exec_result import limit_note
 from agents.sqltext import same_sql
-from ui.format import format_sql, preview_frame
+from ui.format import format_sql, md_text, preview_frame
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
 
@@ -30,16 +31,19 @@ def result_view(preview: dict | None, *, key: str, max_rows: int | None = None,
         return
     if not preview.get("ok"):
         kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
-        st.markdown(f":red[**The query failed{kind}:** {preview.get('error') or 'unknown error'}]")
+        st.markdown(f":red[**The query failed{kind}:** "
+                    f"{md_text(preview.get('error') or 'unknown error')}]")
         if preview.get("hint"):
-            st.caption(preview["hint"])
+            st.caption(md_text(preview["hint"]))
         return
     frame = preview_frame(preview)
     count = preview.get("row_count", len(frame))
     note = f"{count:,} row(s) · {preview.get('seconds') or 0:.2f} s"
-    if preview.get("truncated"):
+    if preview.get("truncated") and preview.get("truncated_reason") != "bytes":
         cap = f"the row cap of {max_rows:,}" if max_rows else "the row cap"
         note += f" · truncated at {cap} (narrow the query or raise the cap in Settings)"
+    elif preview.get("truncated") or preview.get("cells_cut"):
+        note += f" · {limit_note(preview)} (narrow the query)"
     elif len(frame) < count:
         note += f" · showing the first {len(frame):,}"
     st.caption(note)
@@ -68,7 +72,7 @@ def _chart(frame, key: str) -> None:
     try:
         st.plotly_chart(ui_charts.figure(frame, kind, x, y), key=f"plot_{key}")
     except Exception as exc:  # an odd column pairing must not break the pane
-        st.caption(f"This chart cannot be drawn from {x} and {y}: {exc}")
+        st.caption(md_text(f"This chart cannot be drawn from {x} and {y}: {exc}"))
 
 
 def _edited_key(run: Run) -> str:
@@ -86,7 +90,7 @@ def answer_pane(run: Run, db_key: str | None) -> None:
                + (f" · resumed from run {run.parent_run_id} at step {(run.resumed_from or 0) + 1}"
                   if run.parent_run_id else ""))
     if run.status == "failed":
-        st.error(f"The run failed: {run.error}")
+        st.error(md_text(f"The run failed: {run.error}"))
     elif run.status == "stopped":
         st.warning(f"Stopped by the user after {len(run.events)} step(s).")
     if not run.final_sql:
@@ -113,9 +117,9 @@ def answer_pane(run: Run, db_key: str | None) -> None:
         message = _accept(run, db_key, st.session_state[sql_key], edited, limits)
     if message is not None:
         level, text = message
-        getattr(st, level)(text)
+        getattr(st, level)(md_text(text))
     elif preview and not preview.get("ok") and run.status != "failed":
-        st.error(f"The SQL did not run: {preview.get('error')}")
+        st.error(md_text(f"The SQL did not run: {preview.get('error')}"))
     if edited:
         st.caption("Showing the result of your edited SQL.")
     if preview and preview.get("ok"):
