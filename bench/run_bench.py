@@ -77,6 +77,11 @@ BENCHMARKS = [
               "which questions each pipeline gets right, against baseline and R3's first draft",
               "the committed results and the Spider databases", "a few seconds", True,
               _results_ready),
+    Benchmark("hostile-inputs", ["bench/hostile_inputs.py", "run"],
+              "generated hostile statements and files against the hard limits: refused, ran, "
+              "slowest against the limit, peak memory",
+              "nothing beyond the sample databases", "about 10 minutes", False,
+              lambda: None),
     Benchmark("cold-start", ["bench/cold_start.py", "macsql"],
               "process start to the first agent event, embedded model",
               "the embedded model (make model)", "about 2 minutes", False, _model_ready),
