@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from .engine import ExecLimits, Pipeline, start_run
 from .events import RunFinished, StepEvent, StepStarted
-from .textview import render_event, render_outcome
+from .textview import TerminalSafe, render_event, render_outcome, terminal_text
 
 PROG = "python -m agents"
 MAX_QUESTION_CHARS = 20_000
@@ -52,6 +52,16 @@ class _Parser(argparse.ArgumentParser):
 
 # -- entry point --------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; names and model text printed never drive the terminal."""
+    stdout = sys.stdout
+    sys.stdout = stdout if isinstance(stdout, TerminalSafe) else TerminalSafe(stdout)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -73,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    print(terminal_text(f"error: {' '.join(message.split())}"), file=sys.stderr)
     return code
 
 

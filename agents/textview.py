@@ -6,6 +6,8 @@ no knowledge of any agent; this module adds what every step has (notes, failure,
 
 from __future__ import annotations
 
+import re
+
 from .events import Run, StepEvent
 from .outputs.common import indent
 from .outputs.base import shows_sql
@@ -52,3 +54,26 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
                  f"{totals['prompt_tokens']}+{totals['completion_tokens']} tokens, "
                  f"{totals['seconds']:.1f} s")
     return lines
+
+
+# C0 and C1 control characters other than newline and tab: a table named "\x1b[2J" must not
+# clear the user's terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` instead of acting on the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+class TerminalSafe:
+    """A text stream that writes through :func:`terminal_text` (the CLI's stdout)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

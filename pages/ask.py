@@ -16,6 +16,7 @@ from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
+from ui.format import md_text
 from ui.widgets.db_panel import database_picker, database_summary
 from ui.widgets.result import answer_pane
 
@@ -57,9 +58,9 @@ def _client():
     try:
         return ui_services.llm_client(ui_state.effective_settings())
     except (SettingsError, LLMError) as exc:
-        st.error(f"The model is not available: {exc}")
+        st.error(f"The model is not available: {md_text(exc)}")
     except Exception as exc:  # e.g. the embedded server failing to start
-        st.error(f"The model could not be started: {exc}")
+        st.error(f"The model could not be started: {md_text(exc)}")
     return None
 
 
@@ -67,7 +68,7 @@ def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict
     try:
         resolved = pipeline.resolve_params(params)
     except ValueError as exc:
-        st.error(f"Invalid parameter: {exc}")
+        st.error(f"Invalid parameter: {md_text(exc)}")
         return
     _launch(pipeline, db_key, db, lambda llm, limits, services, control: start_run(
         pipeline, question, db, llm, evidence=evidence, params=resolved, limits=limits,
@@ -90,7 +91,7 @@ def _launch(pipeline, db_key: str, db, items) -> None:
 def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
     db = ui_databases.resolve(db_key)
     if db is None:
-        st.error(f"The database '{run.db_name}' is not available in this session any more, so "
+        st.error(f"The database '{md_text(run.db_name)}' is not available in this session any more, so "
                  "the run cannot be resumed.")
         return
     try:
@@ -187,7 +188,7 @@ if run is not None:
         st.divider()
         st.subheader("Agent steps")
         expand = _expand_toggle()
-        st.caption(f"“{run.question}” on {run.db_name} with {run.pipeline}")
+        st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
         ui_trace.render_trace(run.events, expanded=expand)
     ui_trace.render_graph(run)
     run_db_key = st.session_state.get(RUN_DB)

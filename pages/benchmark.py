@@ -23,7 +23,7 @@ from agents.paths import REPO_ROOT
 
 from ui import services as ui_services
 from ui.bootstrap import run_through_app
-from ui.format import format_sql, preview_frame
+from ui.format import format_sql, md_text, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"
 UPLOAD = "bench_upload_data"
@@ -220,9 +220,9 @@ def _questions(records: list[dict], open_raw) -> None:
 
 
 def _detail(record: dict, same_question: list[dict], open_raw) -> None:
-    st.markdown(f"**{record['question']}**")
+    st.markdown(f"**{md_text(record['question'])}**")
     if record.get("evidence"):
-        st.caption(f"Evidence: {record['evidence']}")
+        st.caption(f"Evidence: {md_text(record['evidence'])}")
     st.caption(f"#{record['question_id']} · {record['db_id']} · {record.get('hardness') or '-'}"
                f" · {record['pipeline']}: {outcome(record)}"
                + (" · row order matters (ORDER BY)" if record.get("order_matters") else ""))
@@ -236,10 +236,10 @@ def _detail(record: dict, same_question: list[dict], open_raw) -> None:
         if record.get("pred_sql"):
             st.code(format_sql(record["pred_sql"]), language="sql")
         if record.get("error"):
-            st.markdown(f":red[**Run {record.get('status')}:** {record['error']}]")
+            st.markdown(f":red[**Run {record.get('status')}:** {md_text(record['error'])}]")
         if record.get("pred_error") and record.get("pred_error_class") != "NoSQL":
             st.markdown(f":red[**Execution error ({record.get('pred_error_class')}):** "
-                        f"{record['pred_error']}]")
+                        f"{md_text(record['pred_error'])}]")
         elif record.get("pred_error_class") == "NoSQL":
             st.markdown(":red[The pipeline produced no SQL.]")
         else:
@@ -256,7 +256,7 @@ def _result(preview: dict | None) -> None:
     if not preview:
         return
     if not preview.get("ok"):
-        st.markdown(f":red[{preview.get('error')}]")
+        st.markdown(f":red[{md_text(preview.get('error'))}]")
         return
     frame = preview_frame(preview)
     shown = len(frame)
@@ -274,7 +274,7 @@ def _open_in_history(record: dict, open_raw) -> None:
             run = record_to_run(read_full(fh, record))
         run_id = ui_services.store().save_run(run, source="eval")
     except Exception as exc:  # a changed file or a store problem: say so, keep the page
-        st.error(f"This answer cannot be opened as a run: {exc}")
+        st.error(f"This answer cannot be opened as a run: {md_text(exc)}")
         return
     for key in HISTORY_FILTERS:  # a leftover filter could hide the run
         st.session_state.pop(key, None)

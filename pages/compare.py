@@ -14,7 +14,7 @@ from ui import live
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
-from ui.format import format_sql
+from ui.format import format_sql, md_text
 from ui.widgets.result import result_view
 
 JOB = "cmp_job"
@@ -29,7 +29,7 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
     try:
         llm = ui_services.llm_client(ui_state.effective_settings())
     except (SettingsError, LLMError) as exc:
-        st.error(f"The model is not available: {exc}")
+        st.error(f"The model is not available: {md_text(exc)}")
         return
     params = {n: ui_state.pipeline_defaults(get_pipeline(n)) for n in names}
     limits = ui_state.exec_limits()
@@ -92,7 +92,7 @@ def _outcomes(result: ComparisonResult) -> None:
             b.metric("tokens", f"{outcome.prompt_tokens + outcome.completion_tokens:,}")
             c.metric("seconds", f"{outcome.seconds:.1f}")
             if outcome.error:
-                st.markdown(f":red[{outcome.error}]")
+                st.markdown(f":red[{md_text(outcome.error)}]")
             if outcome.final_sql:
                 st.code(format_sql(outcome.final_sql), language="sql")
                 result_view(outcome.result, key=f"cmp_{outcome.pipeline}",
@@ -144,5 +144,5 @@ if isinstance(job, Job):
 result = st.session_state.get(RESULT)
 if isinstance(result, ComparisonResult):
     st.divider()
-    st.markdown(f"**{result.question}** on {result.db_name}")
+    st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
     _outcomes(result)

@@ -12,7 +12,7 @@ from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
-from ui.format import format_sql
+from ui.format import format_sql, md_text
 from ui.widgets.result import result_view
 
 ANY = "(any)"
@@ -110,7 +110,7 @@ def _annotate(store, run, latest: dict | None) -> None:
         store.annotate(run.run_id, verdict, error_type=error_type, faulty_step=step,
                        corrected_sql=corrected.strip() or None, notes=notes)
     except ValueError as exc:
-        st.error(f"Not saved: {exc}")
+        st.error(f"Not saved: {md_text(exc)}")
         return
     st.session_state[NOTICE] = f"Annotation saved. {info or ''}".strip()
     st.rerun()
@@ -122,11 +122,11 @@ def _replay(store, run_id: str) -> None:
         st.error("This run is no longer in the store.")
         return
     st.subheader("Replay")
-    st.markdown(f"**{run.question}**")
+    st.markdown(f"**{md_text(run.question)}**")
     if run.evidence:
-        st.caption(f"Evidence: {run.evidence}")
+        st.caption(f"Evidence: {md_text(run.evidence)}")
     totals = run.totals()
-    st.caption(f"{run.db_name} · {run.pipeline} · {run.status} · "
+    st.caption(f"{md_text(run.db_name)} · {run.pipeline} · {run.status} · "
                + (f"model {run.model} · " if run.model else "") +
                f"{totals['llm_calls']} call(s) · {run.prompt_tokens + run.completion_tokens:,} "
                f"tokens · {totals['seconds']:.1f} s"
@@ -134,7 +134,7 @@ def _replay(store, run_id: str) -> None:
     ui_trace.render_trace(run.events)
     ui_trace.render_graph(run)
     if run.error:
-        st.markdown(f":red[**Run {run.status}:** {run.error}]")
+        st.markdown(f":red[**Run {run.status}:** {md_text(run.error)}]")
     if run.final_sql:
         st.markdown("**Final SQL**")
         st.code(format_sql(run.final_sql), language="sql")

@@ -57,7 +57,8 @@ if db is not None:
         else:
             st.error(md_text(f"Could not read {table.name}: {preview.error}"))
         with st.expander("All tables at a glance"):
-            st.dataframe(pd.DataFrame([{"table": t.name, "rows": t.row_count,
+            st.dataframe(pd.DataFrame([{"table": t.name,
+                                        "rows": t.row_count if t.row_count >= 0 else None,
                                         "columns": ", ".join(c.name for c in t.columns)}
                                        for t in schema.tables]), hide_index=True,
                          width="stretch")

@@ -279,3 +279,16 @@ def test_render_event_shows_the_selectors_choices_and_a_give_up():
     text = "\n".join(cli.render_event(gave_up))
     assert "still failing (OperationalError): no such column: x" in text
     assert "SQL:" not in text
+
+
+def test_names_with_control_characters_cannot_drive_the_terminal(tmp_path, capsys):
+    import sqlite3
+
+    path = tmp_path / "odd.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute('CREATE TABLE "t\x1b[2J" ("c\x07" TEXT)')
+        conn.execute('INSERT INTO "t\x1b[2J" VALUES (\'x\')')
+    assert cli.main(["schema", "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "t\\x1b[2J" in out and "c\\x07" in out

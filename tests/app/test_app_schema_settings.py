@@ -125,3 +125,10 @@ def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
     app.switch_page("pages/ask.py").run()
     app.selectbox(key="ask_pipeline").select("macsql").run()
     assert app.get_by_key("ask_param_macsql_max_refine").value == 1
+
+
+def test_an_unknown_row_count_is_shown_as_unknown_not_minus_one(tmp_path):
+    from agents.schema import Column, Table
+
+    table = Table(name="big", columns=[Column(name="x", type="TEXT")], row_count=-1)
+    assert table.row_count_label == "unknown"

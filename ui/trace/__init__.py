@@ -18,7 +18,8 @@ from agents.events import StepEvent, StepStarted
 from agents.outputs import Generic, Output
 from agents.outputs.base import holds_text, short, shows_sql
 from agents.sqltext import format_sql
-from ui.format import preview_frame, tokens_text
+from agents.exec_result import limit_note
+from ui.format import md_text, preview_frame, tokens_text
 
 from .generic import render_generic
 
@@ -85,15 +86,15 @@ def status_state(event: StepEvent) -> str:
 def render_event(event: StepEvent) -> None:
     """The body of one step's block: what the agent looked at and produced, then the details."""
     if event.error:
-        st.markdown(f":red[**Step failed:** {event.error}]")
+        st.markdown(f":red[**Step failed:** {md_text(event.error)}]")
     notes = [n for n in event.notes if not holds_text(event.parsed, n)]
     reason = notes.pop() if event.status == "skipped" and notes else None
     for note in notes:
-        st.caption(note)
+        st.caption(md_text(note))
     if reason:
-        st.markdown(f"**Skipped:** {reason}")
+        st.markdown(f"**Skipped:** {md_text(reason)}")
     if event.inputs:
-        st.caption("Looked at: " + " · ".join(f"**{k}**: {short(v, empty='—')}"
+        st.caption("Looked at: " + " · ".join(f"**{md_text(k)}**: {md_text(short(v, empty='—'))}"
                                                for k, v in event.inputs.items()))
     output = event.output
     render_output(output)
@@ -127,16 +128,18 @@ def render_event(event: StepEvent) -> None:
 def _render_execution(preview: dict) -> None:
     if preview.get("ok"):
         frame = preview_frame(preview)
-        more = " (truncated)" if preview.get("truncated") else ""
+        limit = limit_note(preview)
+        more = f" ({limit})" if limit else ""
         st.caption(f"Executed: {preview.get('row_count', len(frame))} row(s){more} in "
                    f"{preview.get('seconds') or 0:.2f} s")
         if not frame.empty:
             st.dataframe(frame.head(5), hide_index=True, width="stretch")
     else:
-        kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
-        st.markdown(f":orange[**Execution error{kind}:** {preview.get('error') or 'unknown'}]")
+        kind = f" ({md_text(preview['error_class'])})" if preview.get("error_class") else ""
+        st.markdown(f":orange[**Execution error{kind}:** "
+                    f"{md_text(preview.get('error') or 'unknown')}]")
         if preview.get("hint"):
-            st.caption(preview["hint"])
+            st.caption(md_text(preview["hint"]))
 
 
 def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:

@@ -62,7 +62,7 @@ def render_repair(repair: SQLRepair) -> None:
         attempt = f" · attempt {repair.attempt}" if repair.attempt else ""
         st.markdown(error_line("Error", repair.error, repair.error_class, attempt))
         if repair.hint:
-            st.caption(f"Hint given with the error: {repair.hint}")
+            st.caption(f"Hint given with the error: {text(repair.hint)}")
     if repair.sql_before or repair.sql_after:
         render_sql_change(repair.sql_before, repair.sql_after)
     if repair.reasoning:

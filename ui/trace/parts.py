@@ -2,29 +2,34 @@
 an SQL revision shown side by side.
 
 Names (tables, columns, entities) are shown as code spans, which render no Markdown; free text
-is escaped so a ``$`` or ``|`` in a model's comment cannot turn into math or a table cell.
+from a model or a database goes through :func:`ui.format.md_text`, so a ``$`` cannot start math,
+a ``|`` cannot split a table cell and ``![x](http://…)`` cannot load an image.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 import streamlit as st
 
 from agents.sqltext import format_sql, same_sql
+from ui.format import md_text
 
 def text(value: Any) -> str:
-    """Free text safe for markdown: no LaTeX from ``$``, no line breaks inside a table cell."""
-    return " ".join(str(value or "").split()).replace("$", "\\$")
+    """Free text (a model's comment, a database value) shown literally: no Markdown, no LaTeX,
+    no link or image, one line."""
+    return md_text(" ".join(str(value if value is not None else "").split()))
 
 
 def prose(value: Any) -> str:
-    """Longer model text (reasoning, a rebuttal) with its line breaks and code fences kept."""
-    return str(value or "").strip().replace("$", "\\$")
+    """Longer model text (reasoning, a rebuttal) shown literally, its line breaks kept."""
+    return "  \n".join(md_text(line) for line in str(value or "").strip().splitlines())
 
 
 def cell(value: Any) -> str:
-    return text(value).replace("|", "\\|")
+    """Text inside a Markdown table cell: literal, and a ``|`` cannot split the cell."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text(value))
 
 
 def name(value: Any) -> str:

@@ -75,7 +75,8 @@ def database_summary(db) -> None:
     tables = db.schema.tables
     st.caption(f"**{md_text(db.name)}** · {human_size(db.size_bytes)} · {len(tables)} tables · "
                f"{sum(max(t.row_count, 0) for t in tables):,} rows")
-    frame = pd.DataFrame([{"table": t.name, "rows": t.row_count, "columns": len(t.columns)}
+    frame = pd.DataFrame([{"table": t.name, "rows": t.row_count if t.row_count >= 0 else None,
+                           "columns": len(t.columns)}
                           for t in tables])
     st.dataframe(frame, hide_index=True, width="stretch",
                  height=min(38 + 35 * len(frame), 320))
