@@ -106,3 +106,12 @@ def test_graph_marks_the_steps_a_run_went_through():
     macsql = next(p for p in list_pipelines() if p.name == "macsql")
     dot = to_dot(macsql, ["selector", "decomposer", "refiner", "refiner"])
     assert 'label="Refiner\\nExecute the SQL and repair it (×2)", fillcolor="#d7ecff"' in dot
+
+
+def test_the_docs_draw_the_graphs_the_code_declares():
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text()
+    for pipeline in list_pipelines():
+        if pipeline.name in ("baseline", "macsql", "deasql", "r3", "csma"):
+            assert f"```mermaid\n{to_mermaid(pipeline)}\n```" in docs, pipeline.name
