@@ -44,7 +44,7 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
                 continue
             if isinstance(item, StepStarted):
                 block = where.status(ui_trace.running_label(item), state="running",
-                                     expanded=expanded and details)
+                                     expanded=details)
                 slot = block.empty()
                 if details:
                     slot.caption("Working… (the model may take a while on a CPU)")
