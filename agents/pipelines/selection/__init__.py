@@ -1,0 +1,110 @@
+"""Candidate selection: several generators, then selection by execution (in the spirit of
+MCS-SQL and CHASE-SQL).
+
+Why: on a small model the pipelines fail on *different* questions, and a wrong query rarely
+returns the same rows as another wrong query, while right ones do. So the studio's own writers
+each write one candidate, every candidate is executed read-only, candidates with equal results
+(the evaluation metric's equality) form groups, and the largest group wins. Only when the vote
+is not decisive does a selection agent compare the leading candidates.
+
+Step graph (every part is a step of its own, so the trace shows it and a run resumes from it)::
+
+    ground -> candidate:<g1> [-> repair:<g1>] -> candidate:<g2> ... -> vote [-> select] -> end
+
+- ``ground`` (Value grounding): the question's words and literals looked up, within a time
+  budget, among the values stored in the database (:mod:`agents.value_grounding`); what it
+  finds is shown to every generator with the question. Off with ``value_grounding=false``.
+- ``candidate:<name>``: one generator writes a candidate, which is executed (see
+  :mod:`.generators` for the writers: ``writer``, ``decomposer``, ``cot``, ``fewshot``, and
+  ``sample1..N``, the writer's prompt at a higher temperature).
+- ``repair:<name>``: a candidate that fails gets one repair, in its own conversation, from the
+  error and the hint naming the real tables and columns (``repair=false``: none). A repair is
+  cheap (the server still holds the prompt) and most failures are a wrong name.
+- ``vote`` (:mod:`.voting`): groups and the vote; decisive when the largest group is strictly
+  the largest and holds ``min_share`` of all candidates (failed ones count), otherwise the
+  tied groups, or all groups of a weak winner, go to ``select``. When no candidate runs, the run
+  fails with that said, keeping the most trusted candidate's SQL.
+- ``select`` (Selection agent): sees schema, question and up to four groups' SQL with a
+  preview of their results, and answers with its reasoning and a letter.
+
+Defaults and cost: ``writer`` (the best single prompt measured in ``bench/``, a few seconds a
+question), ``decomposer`` and ``cot`` (MAC-SQL and R³ answered the most questions right there
+that the single prompt missed, and their writers reason in steps, so their mistakes differ from
+the writer's) and one sample of the writer, whose agreement with the writer is a cheap sign of
+its confidence. Each prompt puts static text first, the schema next and the question (with
+grounded values) last; the sample repeats the writer's prompt byte for byte and a repair
+continues its candidate's conversation, so the local server processes each generator's prompt
+once per question and a sample or a repair costs little more than its output. The selection
+agent's prompt is its own (its static text is the same for every question), and it runs only
+for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
+
+State (``ctx.data``): ``plan``, ``priority``, ``grounding``, ``candidates`` (``name``, ``sql``,
+``answer``, ``examples``, ``result`` preview, ``repaired_from``), ``vote``, ``selection``,
+``chosen``, ``sql``. Output kinds: ``value_matches``, ``candidate``, ``sql_repair``,
+``candidate_vote``, ``selection`` (:mod:`.outputs`). The final SQL is the chosen candidate's.
+"""
+
+from __future__ import annotations
+
+from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from . import steps, voting
+from .generators import GENERATORS, GeneratorList
+
+
+class CandidateSelection(Pipeline):
+    name = "selection"
+    title = "Candidate selection"
+    description = ("Several writers each propose SQL; the candidates are executed, grouped by "
+                   "equal results and voted on; a selection agent decides an open vote.")
+    paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
+             "ICLR 2025): multiple generators, selection by execution")
+    params = [
+        GeneratorList("generators", "writer,decomposer,cot", kind="str",
+                      help="writers that each propose a candidate, most trusted first (ties "
+                           "go to the first): " + ", ".join(
+                               f"{g.name} ({g.method})" for g in GENERATORS.values())),
+        ParamSpec("samples", 1, min=0, max=8,
+                  help="further candidates from the writer's prompt sampled at the "
+                       "temperature below (cheap: the prompt is already processed)"),
+        ParamSpec("sample_temperature", 0.7, min=0.0, max=2.0,
+                  help="sampling temperature of the samples"),
+        ParamSpec("min_share", 0.5, min=0.0, max=1.0,
+                  help="the vote is decisive when the largest group is strictly the largest "
+                       "and holds at least this share of all candidates; otherwise the "
+                       "selection agent chooses"),
+        ParamSpec("value_grounding", True,
+                  help="look the question's words up among the stored values and show the "
+                       "matches to the writers"),
+        ParamSpec("repair", True,
+                  help="give a failing candidate one repair from its error and the hint"),
+        ParamSpec("examples", 3, min=0, max=8,
+                  help="related examples from the example bank for the cot and fewshot writers"),
+        ParamSpec("exclude_same_db_examples", False,
+                  help="never use examples of the database being asked (for evaluations)"),
+    ]
+    steps = [
+        Step("ground", "Value grounding", steps.ground,
+             "Find the question's values in the database", then=("candidate",)),
+        Step("candidate", "Candidate: {arg}", steps.candidate, "Write a candidate and run it",
+             then=("repair", "candidate", "vote"), takes_arg=True),
+        Step("repair", "Repair: {arg}", steps.repair,
+             "Repair the failing candidate from its error", then=("candidate", "vote"),
+             takes_arg=True),
+        Step("vote", "Vote", voting.vote_step, "Group the candidates by result and vote",
+             then=("select", END)),
+        Step("select", "Selection agent", voting.select,
+             "Compare the leading candidates and pick one", then=(END,)),
+    ]
+
+    def initial_data(self, ctx: StepContext) -> dict:
+        return steps.initial_data(ctx)
+
+    def first_step(self, ctx: StepContext) -> str:
+        return steps.first_step(ctx)
+
+    def final_sql(self, data: dict) -> str | None:
+        """The chosen candidate's SQL (before the vote: the most trusted one that runs)."""
+        return data.get("sql")
+
+
+PIPELINE = CandidateSelection()

@@ -1,0 +1,157 @@
+"""The steps before the vote: value grounding, one candidate per generator, one repair each.
+
+Everything a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order and
+the vote's priority, what grounding found, and per candidate its SQL, the model's raw answer,
+the examples its prompt held and a short preview of its result. A repair rebuilds the
+candidate's prompt from these and continues that conversation, so the server reuses the prompt
+it has just processed and the model sees its own answer with the error.
+"""
+
+from __future__ import annotations
+
+from ...engine import StepContext, StepError, UnparseableAnswer
+from ...exec_result import ExecResult
+from ...outputs import SQLRepair
+from ...parsing import extract_sql
+from ...prompts import load, render
+from ...sqltext import same_sql
+from ...value_grounding import ground_question
+from ..r3 import steps as r3_steps
+from .generators import generator_for, grounded_evidence, plan
+from .outputs import CandidateSQL, ValueMatches
+
+PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
+
+
+def initial_data(ctx: StepContext) -> dict:
+    order, priority = plan(ctx.params)
+    if not order:
+        raise ValueError("no generator to run: name one in generators or set samples above 0")
+    return {
+        "plan": order,          # candidate names in run order: writer, sample1, decomposer, ...
+        "priority": priority,   # the same names, most trusted first (the vote's tie order)
+        "grounding": None,      # Grounding.to_dict() of the value lookup
+        "candidates": [],       # {"name", "sql", "answer", "examples", "result", "repaired_from"}
+        "vote": None,           # the vote's groups and outcome (see voting.vote_step)
+        "selection": None,      # the selection agent's options, choice and reasoning
+        "chosen": None,         # the name of the candidate whose SQL is the answer
+        "sql": None,            # the answer so far: the chosen SQL, or the leading candidate's
+    }
+
+
+def first_step(ctx: StepContext) -> str:
+    return "ground" if ctx.params["value_grounding"] else f"candidate:{ctx.data['plan'][0]}"
+
+
+def next_after(ctx: StepContext, name: str) -> str:
+    """The next candidate in the run order, or the vote after the last one."""
+    order = ctx.data["plan"]
+    at = order.index(name) + 1 if name in order else len(order)
+    return f"candidate:{order[at]}" if at < len(order) else "vote"
+
+
+def entry_of(data: dict, name: str) -> dict:
+    for entry in data["candidates"]:
+        if entry["name"] == name:
+            return entry
+    raise StepError(f"there is no candidate {name!r} to repair")
+
+
+def leading_sql(data: dict) -> str | None:
+    """The SQL of the most trusted candidate that runs so far (a run stopped before the vote
+    still has an answer)."""
+    ran = {e["name"]: e["sql"] for e in data["candidates"] if (e.get("result") or {}).get("ok")}
+    return next((ran[name] for name in data["priority"] if name in ran), None)
+
+
+def ground(ctx: StepContext) -> str:
+    """Value grounding: the question's words and literals looked up in the stored values."""
+    grounding = ground_question(ctx.db, ctx.question)
+    ctx.data["grounding"] = grounding.to_dict()
+    ctx.set_inputs(phrases=grounding.phrases)
+    ctx.set_output(ValueMatches(matches=[m.to_dict() for m in grounding.matches],
+                                phrases=grounding.phrases, skipped=grounding.skipped,
+                                columns_searched=grounding.columns_searched,
+                                dropped=grounding.dropped, seconds=round(grounding.seconds, 3)))
+    return f"candidate:{ctx.data['plan'][0]}"
+
+
+def _evidence(ctx: StepContext) -> str:
+    return grounded_evidence(ctx.evidence, ctx.data.get("grounding"))
+
+
+def _store(data: dict, entry: dict) -> None:
+    """Put ``entry`` in the candidate list, in place of an earlier one of the same name."""
+    for i, old in enumerate(data["candidates"]):
+        if old["name"] == entry["name"]:
+            data["candidates"][i] = entry
+            return
+    data["candidates"].append(entry)
+
+
+def candidate(ctx: StepContext, name: str) -> str:
+    """One generator writes its candidate; the candidate is executed read-only."""
+    generator = generator_for(name)
+    temperature = ctx.params["sample_temperature"] if generator.sampled else None
+    examples = generator.examples(ctx) if generator.examples else []
+    ctx.set_inputs(generator=generator.method, **({"temperature": temperature}
+                                                   if temperature is not None else {}))
+    entry = {"name": name, "sql": None, "answer": None, "examples": examples, "result": None,
+             "repaired_from": None}
+    _store(ctx.data, entry)
+    record = CandidateSQL(generator=name, method=generator.method, temperature=temperature,
+                          examples=len(examples) if generator.examples else None)
+    try:
+        draft, raw = ctx.ask(generator.messages(ctx, _evidence(ctx), examples),
+                             parse=lambda text: (generator.parse(text), text),
+                             temperature=temperature, max_tokens=generator.max_tokens,
+                             json_schema=generator.json_schema)
+    except UnparseableAnswer as exc:
+        record.error, record.error_class = str(exc), "NoSQL"
+        ctx.set_output(record)
+        ctx.note(f"{name} wrote no usable SQL; it takes no part in the vote")
+        return next_after(ctx, name)
+    sql = draft["sql"]
+    result = ctx.execute(sql)
+    entry.update(sql=sql, answer=raw, result=result.preview(rows=PREVIEW_ROWS))
+    ctx.data["sql"] = leading_sql(ctx.data)
+    record.sub_questions = draft.get("sub_questions")
+    record.reasoning = draft.get("reasoning")
+    record.ok, record.error, record.error_class = result.ok, result.error, result.error_class
+    record.hint = result.hint
+    record.rows = result.row_count if result.ok else None
+    ctx.set_output(record, sql=sql)
+    if not result.ok and ctx.params["repair"]:
+        return f"repair:{name}"
+    return next_after(ctx, name)
+
+
+def repair(ctx: StepContext, name: str) -> str:
+    """The candidate's generator sees its failing SQL with the error (and the hint naming the
+    real tables and columns) in its own conversation, and writes the SQL once more."""
+    entry = entry_of(ctx.data, name)
+    before, failed = entry.get("sql"), ExecResult.from_dict(entry.get("result") or {"ok": False})
+    if not before or failed.ok:
+        raise StepError(f"candidate {name} has no failing SQL to repair")
+    generator = generator_for(name)
+    error = failed.feedback()
+    ctx.set_inputs(sql=before, error=failed.error)
+    messages = generator.messages(ctx, _evidence(ctx), entry.get("examples") or []) + [
+        {"role": "assistant", "content": entry.get("answer") or f"```sql\n{before}\n```"},
+        {"role": "user", "content": render(load(str(r3_steps.HERE), "exec_error"),
+                                           sql=before, error=error)}]
+    after = ctx.ask(messages, parse=extract_sql, max_tokens=generator.max_tokens).strip()
+    ctx.set_output(SQLRepair(error=failed.error, error_class=failed.error_class, hint=failed.hint,
+                             sql_before=before, sql_after=after, attempt=1), sql=after)
+    if same_sql(after, before):
+        ctx.note("the repair is the same SQL as before; the candidate keeps its error")
+        return next_after(ctx, name)
+    result = ctx.execute(after)
+    entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before)
+    ctx.data["sql"] = leading_sql(ctx.data)
+    if result.ok:
+        ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
+    else:
+        ctx.note(f"the repaired SQL fails too ({result.error_class}); {name} takes no part in "
+                 f"the vote")
+    return next_after(ctx, name)

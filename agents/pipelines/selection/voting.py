@@ -1,0 +1,151 @@
+"""The vote over the candidates' results, and the selection agent for an undecided vote.
+
+The vote is :func:`agents.candidates.vote`: candidates whose results are equal under the
+evaluation metric's rule form a group, candidates that did not run (an error, a timeout, no
+SQL) join none, and the largest group wins when it is clearly the largest and holds at least
+``min_share`` of all candidates. Otherwise (a tie, or a weak winner) the selection agent reads
+the question, the schema and the leading groups' SQL with a preview of their results, and
+picks one; a small model judges better between a few concrete results than it writes SQL, and
+it is asked only for the questions the vote leaves open.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+from ...candidates import Candidate, run_candidate, vote
+from ...engine import ParseError, StepContext, StepError, UnparseableAnswer
+from ...parsing import extract_json
+from ...prompts import load, render
+from ..baseline import question_text
+from ..common import user_message
+from ..r3.result_table import result_table
+from .generators import grounded_evidence, schema_text
+from .outputs import CandidateVote, Selection
+from .steps import PREVIEW_ROWS
+
+HERE = Path(__file__).parent
+MAX_OPTIONS = 4      # groups shown to the selection agent (the largest, then by priority)
+SELECT_MAX_TOKENS = 300
+LABELS = string.ascii_uppercase
+
+
+def _candidates(ctx: StepContext) -> list[Candidate]:
+    """Every candidate with its whole result. Those that ran are run again (results are kept
+    short in the state), as is any whose SQL was edited since it ran; the others keep their
+    error."""
+    found = []
+    for entry in ctx.data["candidates"]:
+        name, sql, result = entry["name"], entry.get("sql"), entry.get("result")
+        stale = sql and (result is None or result.get("sql") != sql)
+        if sql and (stale or result.get("ok")):
+            found.append(run_candidate(ctx.db, name, sql, timeout=ctx.limits.timeout,
+                                       max_rows=ctx.limits.max_rows))
+        else:
+            found.append(Candidate(generator=name, sql=sql, result=result))
+    return found
+
+
+def _group_summary(candidates: list[Candidate], group) -> dict:
+    best = candidates[group.representative]
+    result = best.result or {}
+    return {"generators": list(group.generators), "size": group.size,
+            "representative": best.generator, "sql": best.sql,
+            "columns": list(result.get("columns") or []),
+            "rows": list(result.get("rows") or [])[:PREVIEW_ROWS],
+            "row_count": result.get("row_count"), "truncated": bool(result.get("truncated"))}
+
+
+def vote_step(ctx: StepContext) -> str | None:
+    """Group the candidates by result; a decisive vote (or a lone result) is the answer."""
+    data = ctx.data
+    candidates = _candidates(ctx)
+    ctx.set_inputs(candidates=[c.generator for c in candidates], min_share=ctx.params["min_share"])
+    outcome = vote(candidates, priority=data["priority"], min_share=ctx.params["min_share"])
+    groups = [_group_summary(candidates, g) for g in outcome.groups]
+    failed = [{"generator": candidates[i].generator, "error_class": candidates[i].error_class,
+               "error": (candidates[i].result or {}).get("error")} for i in outcome.failed]
+    record = CandidateVote(groups=groups, failed=failed, total=len(candidates),
+                           reason=outcome.reason, min_share=outcome.min_share,
+                           contenders=list(outcome.contenders))
+    next_step = None
+    if not groups:
+        record.outcome = "none_ran"
+        by_name = {c.generator: c for c in candidates}
+        first = next((n for n in data["priority"] if n in by_name and by_name[n].sql), None)
+        data["chosen"], data["sql"] = None, by_name[first].sql if first else None
+    elif outcome.needs_selection:
+        record.outcome, next_step = "selection", "select"
+        data["sql"] = groups[0]["sql"]  # until the selection agent decides
+    else:
+        record.outcome = "decisive" if outcome.decisive else "only_result"
+        record.chosen = groups[0]["representative"]
+        data["chosen"], data["sql"] = record.chosen, groups[0]["sql"]
+    data["vote"] = record.to_dict()
+    ctx.set_output(record, sql=None if next_step else data["sql"])
+    if not groups:
+        kept = f"; the SQL of {first} is kept" if first else ""
+        details = ", ".join(f"{f['generator']} ({f['error_class']})" for f in failed)
+        raise StepError(f"none of the {len(candidates)} candidates ran: {details}{kept}")
+    return next_step
+
+
+def options_text(options: list[dict], total: int) -> str:
+    """The candidates as the selection agent reads them: label, support, SQL, result."""
+    parts = []
+    for option in options:
+        support = f"written by {option['size']} of the {total} generators"
+        parts.append(f"Candidate {option['label']} ({support}):\n```sql\n{option['sql']}\n```\n"
+                     f"Result:\n{result_table({'ok': True, **option}, PREVIEW_ROWS)}")
+    return "\n\n".join(parts)
+
+
+def parse_choice(text: str, labels: list[str]) -> dict:
+    """``{"choice": label, "reasoning": text}`` from the agent's JSON answer."""
+    value = extract_json(text)
+    if not isinstance(value, dict):
+        raise ParseError('answer with one JSON object {"reasoning": "...", "choice": "A"}')
+    choice = str(value.get("choice") or value.get("candidate") or "").strip().upper()
+    choice = choice.removeprefix("CANDIDATE").strip(" .:)(")
+    if choice not in labels:
+        raise ParseError(f"the choice must be one of {', '.join(labels)}, not {choice!r}")
+    return {"choice": choice, "reasoning": str(value.get("reasoning") or "").strip()}
+
+
+def select(ctx: StepContext) -> None:
+    """The selection agent compares the leading groups and picks one; when its answer cannot
+    be used even after a retry, the vote's leading group stands."""
+    data = ctx.data
+    vote_record = data.get("vote") or {}
+    groups = vote_record.get("groups") or []
+    contenders = [i for i in vote_record.get("contenders") or [] if 0 <= i < len(groups)]
+    if len(contenders) < 2:
+        raise StepError("the vote left fewer than two groups to choose between")
+    options = [{"label": LABELS[n], "group": i, **groups[i]}
+               for n, i in enumerate(contenders[:MAX_OPTIONS])]
+    labels = [o["label"] for o in options]
+    ctx.set_inputs(candidates=[f"{o['label']}: {', '.join(o['generators'])}" for o in options])
+    prompt = render(load(str(HERE), "select"), schema=schema_text(ctx),
+                    question=question_text(ctx.question, grounded_evidence(
+                        ctx.evidence, data.get("grounding"))),
+                    candidates=options_text(options, vote_record.get("total") or 0))
+    answer_schema = {"type": "object", "required": ["reasoning", "choice"], "properties": {
+        "reasoning": {"type": "string"}, "choice": {"type": "string", "enum": labels}}}
+    fallback = False
+    try:
+        answer = ctx.ask(user_message(prompt), parse=lambda text: parse_choice(text, labels),
+                         json_schema=answer_schema, max_tokens=SELECT_MAX_TOKENS)
+    except UnparseableAnswer as exc:
+        answer, fallback = {"choice": labels[0], "reasoning": None}, True
+        ctx.note(f"the selection agent's answer could not be used ({exc}); the vote's leading "
+                 f"group {labels[0]} stands")
+    option = options[labels.index(answer["choice"])]
+    data["chosen"], data["sql"] = option["representative"], option["sql"]
+    shown = ("label", "generators", "sql", "columns", "rows", "row_count")
+    record = Selection(options=[{k: o[k] for k in shown} for o in options],
+                       choice=answer["choice"], chosen=option["representative"],
+                       reasoning=answer["reasoning"] or None, fallback=fallback)
+    data["selection"] = record.to_dict()
+    ctx.set_output(record, sql=option["sql"])
+    return None

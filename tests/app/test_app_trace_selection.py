@@ -1,0 +1,141 @@
+"""The candidate-selection trace as a person reads it, drawn from real pipeline events.
+
+The pipeline runs on the sample shop database with scripted model replies; ``render_trace``
+draws its events in an AppTest script, and the tests read the page: the values found, each
+candidate with its generator, SQL and rows, the repair, the groups and the vote, the selection
+agent's choice and reasoning -- never a JSON dump.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import run_to_end, start_run
+from prompt_markers import MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE, WRITER
+from test_app_trace_pipelines import codes, draw, texts
+
+QUESTION = "How many customers from Germany are in the small business segment?"
+RIGHT = ("SELECT COUNT(*) FROM customers WHERE country = 'Germany' "
+         "AND segment = 'Small Business'")
+BROKEN = "SELECT COUNT(*) FROM customers WHERE country = 'Germany' AND segments = 'Small Business'"
+RIGHT_TOO = ("SELECT COUNT(customer_id) FROM customers AS c WHERE c.segment = 'Small Business' "
+             "AND c.country = 'Germany'")
+GERMANS = "SELECT COUNT(*) FROM customers WHERE country = 'Germany'"
+GERMANS_TOO = "SELECT COUNT(*) FROM customers AS T1 WHERE T1.country = 'Germany'"
+REASONING = "Candidate A also filters on the segment the question names."
+
+
+def script(server, *, decisive: bool) -> None:
+    """Decisive: the writer and its sample agree. Otherwise the writer fails and is repaired,
+    and two groups of two tie, so the selection agent picks."""
+    first = lambda req: str(req["messages"][0]["content"])  # noqa: E731 -- the agent's prompt
+    if decisive:
+        server.when(lambda req: WRITER in first(req), f"```sql\n{RIGHT}\n```")
+        return
+    server.when(lambda req: R3_EXEC_ERROR in str(req["messages"][-1]["content"]),
+                f"```sql\n{RIGHT}\n```")
+    server.when(lambda req: SELECT_CHOICE in first(req),
+                json.dumps({"reasoning": REASONING, "choice": "A"}))
+    server.when(lambda req: WRITER in first(req) and req.get("temperature"),
+                f"```sql\n{GERMANS}\n```")
+    server.when(lambda req: WRITER in first(req), f"```sql\n{BROKEN}\n```")
+    server.when(lambda req: MAC_DECOMPOSE in first(req),
+                f"Sub question 1: German customers in the small business segment?\nSQL\n"
+                f"```sql\n{RIGHT_TOO}\n```\nQuestion Solved.")
+    server.when(lambda req: R3_WRITER in first(req),
+                f"Count the German customers.\n```sql\n{GERMANS_TOO}\n```")
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory) -> dict[str, list[dict]]:
+    from agents.config import Settings
+    from agents.llm import make_client
+    from agents.pipelines.selection import PIPELINE
+    from sample_dbs.build import build_all
+    from scripted_llm import ScriptedLLM
+
+    out = tmp_path_factory.mktemp("trace_dbs")
+    build_all(out)
+    shop = open_database(out / "shop.sqlite")
+    runs = {}
+    with ScriptedLLM() as server:
+        llm = make_client(Settings(provider="openai", base_url=server.base_url,
+                                   api_key="test-key", model="scripted-model", cache=False,
+                                   max_retries=0, request_timeout=10.0))
+        for name, params in [("selection", {}), ("decisive", {"generators": "writer"})]:
+            server.clear()
+            script(server, decisive=name == "decisive")
+            run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm, params=params))
+            assert run.status == "done", run.error
+            runs[name] = [e.to_dict() for e in run.events]
+    shop.close()
+    return runs
+
+
+def sql_codes(block) -> list[str]:
+    return [sql for language, sql in codes(block) if language == "sql"]
+
+
+def test_trace_shows_values_candidates_repair_vote_and_choice(traces):
+    at = draw(traces["selection"])
+    labels = [s.label.split(" — ")[0] for s in at.status]
+    assert labels == [
+        "1. Value grounding: Find the question's values in the database",
+        "2. Candidate: writer: Write a candidate and run it",
+        "3. Repair: writer: Repair the failing candidate from its error",
+        "4. Candidate: sample1: Write a candidate and run it",
+        "5. Candidate: decomposer: Write a candidate and run it",
+        "6. Candidate: cot: Write a candidate and run it",
+        "7. Vote: Group the candidates by result and vote",
+        "8. Selection agent: Compare the leading candidates and pick one"]
+    grounding, writer, repair, sample, decomposer, cot, vote, selection = at.status
+
+    found = texts(grounding)
+    assert "stored value(s) match the question" in found
+    assert "| Germany | `Germany` | `customers.country` | exact |" in found
+    assert "| small business | `Small Business` | `customers.segment` | case-insensitive |" \
+        in found
+
+    first = texts(writer)
+    assert "**writer**: the baseline's one prompt" in first
+    assert ":red-badge[fails] (OperationalError): no such column: segments" in first
+    assert sql_codes(writer) == [BROKEN.replace(" FROM", "\nFROM").replace(" WHERE", "\nWHERE")
+                             .replace(" AND", "\n  AND")]
+    fixed = texts(repair)
+    assert "no such column: segments" in fixed and "the repaired SQL runs" in fixed
+    assert len(sql_codes(repair)) == 2  # before and after, side by side
+
+    assert "temperature 0.7" in texts(sample)
+    assert sample.dataframe[0].value.iloc[0, 0] == 84  # the candidate's rows
+    assert "German customers in the small business segment?" in texts(decomposer)
+    assert ":green-badge[runs: 1 row(s)]" in texts(decomposer)
+    assert "**Reasoning:** Count the German customers." in texts(cot)
+    assert "0 related example(s)" in texts(cot)
+
+    voted = texts(vote)
+    assert "| 1 | `writer`, `decomposer` | 2 of 4 | 1 row(s): 16 | :orange-badge[in contention] |" \
+        in voted
+    assert "| 2 | `cot`, `sample1` | 2 of 4 | 1 row(s): 84 | :orange-badge[in contention] |" \
+        in voted
+    assert ":orange-badge[not decisive] tie: 2 groups of 2 (of 4 candidates)" in voted
+    assert "the selection agent compares groups 1, 2." in voted
+    assert vote.expander[0].label == "Each group's SQL and first rows"
+
+    chosen = texts(selection)
+    assert "**Candidate A** :green-badge[chosen] · `writer`, `decomposer` · 1 row(s)" in chosen
+    assert "**Candidate B** · `cot`, `sample1` · 1 row(s)" in chosen
+    assert "**Choice: A**, the SQL of `writer`" in chosen
+    assert f"**Reasoning:** {REASONING}" in chosen
+    assert len(sql_codes(selection)) == 2  # each option's SQL once, not the step's SQL again
+
+
+def test_a_decisive_vote_names_the_winner(traces):
+    at = draw(traces["decisive"])
+    voted = texts(at.status[-1])
+    assert "| 1 | `writer`, `sample1` | 2 of 2 | 1 row(s): 16 | :green-badge[winner] |" in voted
+    assert ":green-badge[decisive] 2 of 2 candidates agree" in voted
+    assert "the SQL of `writer` is the answer." in voted
+    assert any("Small Business" in sql for sql in sql_codes(at.status[-1]))

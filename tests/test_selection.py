@@ -1,0 +1,342 @@
+"""Candidate selection: generators, execution, the vote and the selection agent, against the
+scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from agents import cli
+from agents.database import open_database
+from agents.engine import END, ExecLimits, resume_run, run_to_end, start_run
+from agents.pipelines.selection import PIPELINE
+from dbfactory import SINGERS_SQL, make_db
+from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE,
+                            WRITER)
+from scripted_llm import last_user_message
+
+QUESTION = "What are the names of singers from France?"
+FRANCE = "SELECT name FROM singer WHERE country = 'France'"
+FRANCE_ALIASED = "SELECT T1.name FROM singer AS T1 WHERE T1.country = 'France'"
+OLDER = "SELECT name FROM singer WHERE age > 28"
+ALL = "SELECT name FROM singer"
+WRONG_TABLE = "SELECT name FROM singers WHERE country = 'France'"
+WRONG_COLUMN = "SELECT singer_name FROM singer WHERE country = 'France'"
+SLOW = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
+        "SELECT count(*) FROM c")
+
+
+def sql_block(sql: str) -> str:
+    return f"```sql\n{sql}\n```"
+
+
+def decomposition(sql: str) -> str:
+    return (f"Sub question 1: Which singers are from France?\nSQL\n{sql_block(sql)}\n"
+            "Question Solved.")
+
+
+def reasoned(sql: str) -> str:
+    return f"The question asks for the singers' names.\n{sql_block(sql)}"
+
+
+def choice(letter: str, reasoning: str = "Only B filters on the country.") -> str:
+    return json.dumps({"reasoning": reasoning, "choice": letter})
+
+
+def first_message(req: dict) -> str:
+    return str(req["messages"][0].get("content") or "")
+
+
+def asks(marker: str):
+    """A rule matching requests whose first message (the agent's prompt) holds ``marker``."""
+    return lambda req: marker in first_message(req)
+
+
+def repairs(req: dict) -> bool:
+    return R3_EXEC_ERROR in last_user_message(req)
+
+
+def sampled(req: dict) -> bool:
+    return WRITER in first_message(req) and (req.get("temperature") or 0) > 0
+
+
+def script(server, *, writer=None, sample=None, decomposer=None, cot=None, repair=None,
+           select=None) -> None:
+    """Replies by agent; a repair continues its writer's conversation, so repairs (and samples,
+    which repeat the writer's prompt) are matched first."""
+    for match, reply in [(repairs, repair), (asks(SELECT_CHOICE), select),
+                         (sampled, sample), (asks(WRITER), writer),
+                         (asks(MAC_DECOMPOSE), decomposer), (asks(R3_WRITER), cot)]:
+        if reply is not None:
+            server.when(match, reply)
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = open_database(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
+    yield database
+    database.close()
+
+
+def run(db, llm, limits=None, **params):
+    return run_to_end(start_run(PIPELINE, QUESTION, db, llm, params=params, limits=limits))
+
+
+def requests_for(server, marker: str) -> list[dict]:
+    return [r for r in server.requests if marker in json.dumps(r["messages"])]
+
+
+def names(rows) -> list[str]:
+    return sorted(r[0] for r in rows)
+
+
+# -- the vote ---------------------------------------------------------------------------------
+
+def test_agreeing_candidates_settle_the_vote_without_the_selection_agent(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(FRANCE), sample=sql_block(FRANCE_ALIASED),
+           decomposer=decomposition(FRANCE), cot=reasoned(OLDER))
+    result = run(db, llm)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "candidate:sample1", "candidate:decomposer",
+        "candidate:cot", "vote"]
+    assert [e.agent for e in result.events[:3]] == [
+        "Value grounding", "Candidate: writer", "Candidate: sample1"]
+    assert not requests_for(scripted_llm, SELECT_CHOICE)
+    vote = result.events[-1].parsed
+    assert vote["outcome"] == "decisive" and vote["reason"] == "3 of 4 candidates agree"
+    assert [g["generators"] for g in vote["groups"]] == [
+        ["writer", "decomposer", "sample1"], ["cot"]]
+    assert vote["chosen"] == "writer" and result.final_sql == FRANCE
+    assert names(result.result["rows"]) == ["Ann", "Cleo"]
+
+    # the question's value was found and shown to every generator, after the schema
+    grounding = result.events[0].parsed
+    assert grounding["matches"][0]["value"] == "France"
+    prompts = [last_user_message(r) for r in scripted_llm.requests]
+    assert all("singer.country = 'France'" in p for p in prompts)
+    # the sample repeats the writer's prompt byte for byte, at a higher temperature
+    writer_req, sample_req = scripted_llm.requests[:2]
+    assert writer_req["messages"] == sample_req["messages"]
+    assert sample_req["temperature"] == 0.7 and writer_req["temperature"] == 0.0
+    candidate = result.events[3].parsed
+    assert candidate["sub_questions"][0]["sql"] == FRANCE and candidate["rows"] == 2
+
+
+def test_a_tie_goes_to_the_selection_agent_and_its_pick_is_the_answer(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select=choice("B"))
+    result = run(db, llm, generators="writer,decomposer", samples=0)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events][-2:] == ["vote", "select"]
+    vote = result.events[-2].parsed
+    assert vote["outcome"] == "selection" and vote["contenders"] == [0, 1]
+    assert vote["reason"].startswith("tie: 2 groups of 1")
+    selection = result.events[-1].parsed
+    assert selection["choice"] == "B" and selection["chosen"] == "decomposer"
+    assert selection["reasoning"] == "Only B filters on the country."
+    assert result.events[-1].agent == "Selection agent"
+    assert result.final_sql == FRANCE and names(result.result["rows"]) == ["Ann", "Cleo"]
+
+    prompt = last_user_message(requests_for(scripted_llm, SELECT_CHOICE)[0])
+    assert "Candidate A (written by 1 of the 2 generators)" in prompt
+    assert f"```sql\n{ALL}\n```" in prompt and f"```sql\n{FRANCE}\n```" in prompt
+    assert "name\nAnn\nBo\nCleo\n(3 rows)" in prompt  # the results the agent compares
+    assert prompt.index("### Database schema") < prompt.index("### Question") \
+        < prompt.index("### Candidates")
+
+
+def test_an_unusable_selection_answer_keeps_the_leading_group(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select="I cannot decide.")
+    result = run(db, llm, generators="writer,decomposer", samples=0)
+
+    assert result.status == "done", result.error
+    selection = result.events[-1].parsed
+    assert selection["fallback"] is True and selection["chosen"] == "writer"
+    assert len(result.events[-1].calls) == 2  # the answer was retried once
+    assert result.final_sql == ALL
+
+
+def test_a_failing_candidate_is_repaired_from_its_error_and_the_hint(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(FRANCE),
+           repair=sql_block(FRANCE_ALIASED))
+    result = run(db, llm, generators="writer,decomposer", samples=0)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:decomposer", "vote"]
+    repair = result.events[2]
+    assert repair.parsed["error"] == "no such table: singers"
+    assert repair.parsed["sql_after"] == FRANCE_ALIASED and repair.execution["ok"]
+    # the repair continues the writer's own conversation with the error and the hint
+    request = requests_for(scripted_llm, R3_EXEC_ERROR)[0]
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant", "user"]
+    assert WRITER in request["messages"][0]["content"]
+    assert "Closest tables: singer" in request["messages"][-1]["content"]
+    vote = result.events[-1].parsed
+    assert vote["outcome"] == "decisive" and vote["groups"][0]["size"] == 2
+    assert result.final_sql == FRANCE_ALIASED  # the writer's repaired SQL represents the group
+
+
+def test_when_no_candidate_runs_the_run_fails_and_says_so(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(WRONG_COLUMN),
+           repair=lambda req: sql_block(WRONG_TABLE if WRONG_TABLE in json.dumps(req)
+                                        else WRONG_COLUMN))
+    result = run(db, llm, generators="writer,decomposer", samples=0)
+
+    assert result.status == "failed"
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:decomposer",
+        "repair:decomposer", "vote"]
+    assert result.error == ("Vote: none of the 2 candidates ran: writer (OperationalError), "
+                            "decomposer (OperationalError); the SQL of writer is kept")
+    assert result.events[-1].parsed["outcome"] == "none_ran"
+    assert result.final_sql == WRONG_TABLE and result.result["ok"] is False
+
+    scripted_llm.clear()
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(WRONG_COLUMN))
+    result = run(db, llm, generators="writer,decomposer", samples=0, repair=False)
+    assert result.status == "failed" and not requests_for(scripted_llm, R3_EXEC_ERROR)
+    assert [e.step for e in result.events][1:] == [
+        "candidate:writer", "candidate:decomposer", "vote"]
+
+
+def test_a_candidate_that_times_out_joins_no_group(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(FRANCE), decomposer=decomposition(SLOW),
+           cot=reasoned(FRANCE_ALIASED))
+    result = run(db, llm, limits=ExecLimits(timeout=0.5), samples=0, repair=False)
+
+    assert result.status == "done", result.error
+    timed_out = result.events[2]
+    assert timed_out.step == "candidate:decomposer"
+    assert timed_out.parsed["error_class"] == "Timeout" and timed_out.parsed["ok"] is False
+    vote = result.events[-1].parsed
+    assert [g["generators"] for g in vote["groups"]] == [["writer", "cot"]]
+    assert vote["failed"][0]["generator"] == "decomposer"
+    assert vote["failed"][0]["error_class"] == "Timeout"
+    assert vote["outcome"] == "decisive" and vote["reason"] == "2 of 3 candidates agree"
+    assert result.final_sql == FRANCE
+
+
+def test_an_unparseable_candidate_takes_no_part(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(FRANCE), decomposer="I do not know.")
+    result = run(db, llm, generators="writer,decomposer", samples=0, min_share=0.75)
+    assert result.status == "done", result.error
+    assert result.events[2].parsed["error_class"] == "NoSQL" and result.events[2].sql is None
+    vote = result.events[-1].parsed
+    # below the minimum share, but there is nothing else to choose
+    assert vote["outcome"] == "only_result" and vote["failed"][0]["error_class"] == "NoSQL"
+    assert vote["reason"] == "weak: 1 of 2 candidates agree, below the minimum share 0.75"
+    assert result.final_sql == FRANCE
+
+
+# -- resume and the graph ---------------------------------------------------------------------
+
+def _stable(event) -> tuple:
+    """What a step did, without its timings."""
+    parsed = {k: v for k, v in (event.parsed or {}).items() if k != "seconds"}
+    return event.step, event.status, event.kind, parsed, event.sql, event.next_step
+
+
+def test_resuming_from_any_step_reproduces_the_run(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), repair=sql_block(FRANCE),
+           sample=sql_block(OLDER), decomposer=decomposition(ALL), select=choice("A"))
+    first = run(db, llm, generators="writer,decomposer", samples=1)
+    assert first.status == "done", first.error
+    assert [e.step for e in first.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:sample1",
+        "candidate:decomposer", "vote", "select"]
+    assert first.final_sql == FRANCE
+
+    for index in range(len(first.events) + 1):
+        resumed = run_to_end(resume_run(PIPELINE, first, index, db, llm))
+        assert resumed.status == "done", (index, resumed.error)
+        assert [_stable(e) for e in resumed.events] == [_stable(e) for e in first.events]
+        assert resumed.final_sql == first.final_sql
+        assert resumed.result["rows"] == first.result["rows"]
+
+
+def test_resuming_the_vote_with_an_edited_candidate_runs_it_again(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select=choice("A"))
+    first = run(db, llm, generators="writer,decomposer", samples=0)
+    vote_index = [e.step for e in first.events].index("vote")
+    edited = copy.deepcopy(first.events[vote_index - 1].data)
+    edited["candidates"][0]["sql"] = FRANCE_ALIASED  # the writer's SQL, edited by hand
+
+    resumed = run_to_end(resume_run(PIPELINE, first, vote_index, db, llm, data=edited))
+    assert resumed.status == "done", resumed.error
+    vote = resumed.events[vote_index].parsed
+    assert vote["outcome"] == "decisive" and vote["groups"][0]["generators"] == [
+        "writer", "decomposer"]
+    assert resumed.final_sql == FRANCE_ALIASED
+
+
+def test_the_step_graph_is_declared():
+    assert PIPELINE.edges() == [
+        ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
+        ("candidate", "vote"), ("repair", "candidate"), ("repair", "vote"),
+        ("vote", "select"), ("vote", END), ("select", END)]
+    assert {s.name for s in PIPELINE.steps if s.takes_arg} == {"candidate", "repair"}
+
+
+def test_without_grounding_the_run_starts_at_the_first_generator(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(FRANCE), sample=sql_block(FRANCE))
+    result = run(db, llm, generators="writer", samples=1, value_grounding=False)
+    assert [e.step for e in result.events] == ["candidate:writer", "candidate:sample1", "vote"]
+    assert "Values in the database" not in last_user_message(scripted_llm.requests[0])
+
+
+def test_generators_are_checked_when_set():
+    with pytest.raises(ValueError, match="unknown generator 'poet'"):
+        PIPELINE.resolve_params({"generators": "writer,poet"})
+    assert PIPELINE.resolve_params({"generators": " fewshot; writer ,writer"})[
+        "generators"] == "fewshot,writer"
+
+
+def test_no_generator_at_all_is_a_clear_failure(db, llm):
+    result = run(db, llm, generators="", samples=0)
+    assert result.status == "failed" and "no generator to run" in result.error
+
+
+# -- the command line -------------------------------------------------------------------------
+
+def test_ask_prints_every_step_of_the_selection(db, scripted_llm, capsys, monkeypatch):
+    monkeypatch.setenv("STUDIO_MAX_RETRIES", "0")
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select=choice("B"))
+    code = cli.main(["ask", "--db", db.path, QUESTION, "--pipeline", "selection",
+                     "--param", "generators=writer,decomposer", "--param", "samples=0",
+                     "--base-url", scripted_llm.base_url, "--no-cache"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    expected = ["[1] Value grounding", "singer.country = 'France'",
+                "[2] Candidate: writer", "generator writer: the baseline's one prompt",
+                "runs: 3 row(s)", "[3] Candidate: decomposer", "Sub question 1",
+                "[4] Vote", "group 1 (1 of 2): writer -> 3 row(s)",
+                "group 2 (1 of 2): decomposer -> 2 row(s)", "not decisive: tie",
+                "the selection agent compares groups 1, 2", "[5] Selection agent",
+                "chose B: the SQL of decomposer", "reasoning: Only B filters on the country.",
+                "Final SQL:", "(2 rows)"]
+    positions = [out.index(text) for text in expected]
+    assert positions == sorted(positions), out
+
+
+# -- the embedded model -----------------------------------------------------------------------
+
+@pytest.mark.real_model
+def test_selection_on_the_embedded_model_ends_with_sql_that_runs(real_llm, sample_dbs):
+    database = open_database(sample_dbs / "shop.sqlite")
+    try:
+        result = run_to_end(start_run(PIPELINE, "How many customers are there in each country?",
+                                      database, real_llm))
+        assert result.status == "done", result.error
+        assert result.final_sql and result.result["ok"], result.result
+        assert [e.step for e in result.events][:2] == ["ground", "candidate:writer"]
+    finally:
+        database.close()
