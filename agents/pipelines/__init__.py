@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from ..engine import Pipeline
 
-ORDER = ["baseline", "macsql", "deasql", "r3", "csma"]
+ORDER = ["baseline", "macsql", "deasql", "r3", "csma", "selection"]
 
 
 @lru_cache(maxsize=None)
