@@ -5,7 +5,8 @@ values per column with bounded work, so a table of ten million rows costs about 
 does (:func:`introspect` here is its entry point for a local connection).
 :class:`Schema` renders that as the MAC-SQL description (``# Table: t`` / ``[`` /
 ``(col, description. Value examples: [...].)``), as foreign-key lines and as ``CREATE TABLE``
-text, for all tables or for a selection that keeps only part of the schema.
+text (laid out by :mod:`agents.schema_ddl`), for all tables or for a selection that keeps only
+part of the schema.
 
 Names are never trusted to be plain: every identifier that is not a simple word is quoted
 (backticks in the MAC-SQL text, double quotes in DDL and in every query this module runs).
@@ -52,6 +53,11 @@ def quote_identifier(name: str) -> str:
 def sql_name(name: str) -> str:
     """``name`` as written in DDL: bare when plain, double-quoted otherwise."""
     return name if is_plain_name(name) else quote_identifier(name)
+
+
+def sql_string(text: str) -> str:
+    """``text`` as an SQL string literal: single quotes, inner ones doubled."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def backtick_name(name: str) -> str:
@@ -119,7 +125,7 @@ def _format_example(value: Any) -> str:
     if isinstance(value, str):
         if value == BLOB_EXAMPLE:
             return value
-        return "'" + value.replace("'", "''") + "'"
+        return sql_string(value)
     return repr(value)
 
 
@@ -242,28 +248,11 @@ class Schema:
         """``CREATE TABLE`` statements (with primary and foreign keys) for the chosen tables.
 
         A view is written as a table of its columns: that is all a query needs to know of it.
+        Other layouts of the same text: :mod:`agents.schema_ddl`.
         """
-        chosen = self._chosen(selection)
-        statements = []
-        for table in chosen.tables:
-            parts = []
-            for column in table.columns:
-                part = sql_name(column.name)
-                if column.type:
-                    part += f" {column.type}"
-                if column.not_null:
-                    part += " NOT NULL"
-                parts.append(part)
-            if table.primary_key:
-                parts.append("PRIMARY KEY (" + ", ".join(sql_name(c) for c in table.primary_key)
-                             + ")")
-            for fk in chosen.foreign_keys:
-                if fk.table == table.name:
-                    parts.append(f"FOREIGN KEY ({sql_name(fk.column)}) REFERENCES "
-                                 f"{sql_name(fk.ref_table)} ({sql_name(fk.ref_column)})")
-            statements.append(f"CREATE TABLE {sql_name(table.name)} (\n  "
-                              + ",\n  ".join(parts) + "\n);")
-        return "\n\n".join(statements)
+        from .schema_ddl import render_create_tables
+
+        return render_create_tables(self._chosen(selection))
 
     # -- serialization ---------------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -13,49 +13,23 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...outputs import SQLDraft
 from ...parsing import extract_sql
 from ...prompts import load, render
-from ...schema import sql_name
+from ...schema_ddl import DDLLayout, render_create_tables
 from ..common import macsql_schema, user_message
 
 HERE = Path(__file__).parent
 
 
+# Plain DDL is the most compact schema text (about a third of the MAC-SQL form), but without
+# values a model guesses spellings ('Cancelled' for 'cancelled'); a comment per column fixes that
+# for a few tokens. Key columns get none, as in MAC-SQL's schema text.
+EXAMPLE_COMMENTS = DDLLayout(inline_primary_key=True, primary_key_last=True, not_null=False,
+                             reference_gap="", statement_gap="\n", examples="column",
+                             key_examples=False)
+
+
 def ddl_with_examples(schema) -> str:
-    """CREATE TABLE statements whose columns carry their example values as comments.
-
-    Plain DDL is the most compact schema text (about a third of the MAC-SQL form), but without
-    values a model guesses spellings ('Cancelled' for 'cancelled'); a comment per column fixes
-    that for a few tokens. Key columns get none, as in MAC-SQL's schema text.
-    """
-    statements = []
-    for table in schema.tables:
-        keys = set(schema.key_columns(table.name))  # ids: their values say nothing
-        lines = []
-        for column in table.columns:
-            line = sql_name(column.name) + (f" {column.type}" if column.type else "")
-            if column.primary_key and len(table.primary_key) == 1:
-                line += " PRIMARY KEY"
-            examples = [] if column.name in keys else column.examples
-            lines.append([line, _examples_comment(examples)])
-        for fk in schema.foreign_keys:
-            if fk.table == table.name:
-                lines.append([f"FOREIGN KEY ({sql_name(fk.column)}) REFERENCES "
-                              f"{sql_name(fk.ref_table)}({sql_name(fk.ref_column)})", ""])
-        if len(table.primary_key) > 1:
-            lines.append([f"PRIMARY KEY ({', '.join(sql_name(c) for c in table.primary_key)})",
-                          ""])
-        body = []
-        for i, (line, comment) in enumerate(lines):
-            comma = "," if i < len(lines) - 1 else ""
-            body.append(f"  {line}{comma}" + (f" -- {comment}" if comment else ""))
-        statements.append(f"CREATE TABLE {sql_name(table.name)} (\n" + "\n".join(body) + "\n);")
-    return "\n".join(statements)
-
-
-def _examples_comment(examples: list) -> str:
-    if not examples:
-        return ""
-    shown = [repr(v) if isinstance(v, str) else str(v) for v in examples]
-    return "e.g. " + ", ".join(" ".join(s.split()) for s in shown)
+    """CREATE TABLE statements whose columns carry their example values as comments."""
+    return render_create_tables(schema, EXAMPLE_COMMENTS)
 
 
 def schema_text(schema, fmt: str) -> str:

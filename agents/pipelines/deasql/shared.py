@@ -16,6 +16,7 @@ from ...sqltext import same_sql  # noqa: F401 -- the steps import it from here
 from ...engine import ParseError, StepContext
 from ...parsing import extract_sql
 from ...prompts import load, render
+from ...schema_ddl import DDLLayout, render_create_tables
 
 HERE = Path(__file__).parent
 
@@ -23,6 +24,8 @@ SQL_ANSWER_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}}
                      "required": ["sql"]}
 MAX_EXAMPLES = 3  # example values per text column in the table info
 MAX_VALUE_CHARS = 30  # longer values are free text, not something a WHERE clause matches
+TABLE_INFO = DDLLayout(examples="table", text_examples_only=True, max_value_chars=MAX_VALUE_CHARS,
+                       max_examples=MAX_EXAMPLES)
 _QUERY_START = re.compile(r"(?is)^\s*(select|with)\b")
 
 
@@ -47,25 +50,7 @@ def table_info(schema) -> str:
     """The paper's ``[table_info]``: CREATE TABLE statements, each followed by a comment with a
     few short example values of its text columns, so literals in WHERE clauses match the data
     (the paper's prompts leave the values out; a small model guesses them wrong otherwise)."""
-    statements = schema.render_ddl().strip().split("\n\n")
-    if len(statements) != len(schema.tables):
-        return "\n\n".join(statements)
-    out = []
-    for statement, table in zip(statements, schema.tables):
-        values = []
-        for column in table.columns:
-            texts = [v for v in column.examples or [] if isinstance(v, str)
-                     and len(v) <= MAX_VALUE_CHARS][:MAX_EXAMPLES]
-            if texts:
-                values.append(f"{column.name}: " + ", ".join(_literal(v) for v in texts))
-        if values:
-            statement += "\n/* value examples: " + "; ".join(values) + " */"
-        out.append(statement)
-    return "\n\n".join(out)
-
-
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    return render_create_tables(schema, TABLE_INFO)
 
 
 def foreign_key_lines(schema) -> list[str]:
