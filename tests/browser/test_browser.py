@@ -95,6 +95,13 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
         assert page.get_by_text(heading).count() >= 1
     page.get_by_text("cancelled_orders").first.wait_for(state="attached")
     screenshot(page, "03-ask-answered")
+    # The step graph under the run: the pipeline's declared steps, the ones taken filled in.
+    page.get_by_text("Step graph of this run").first.click()
+    page.locator("[data-testid=stGraphVizChart] svg").first.wait_for(timeout=15_000)
+    assert page.locator("[data-testid=stGraphVizChart] svg text", has_text="Refiner").count() >= 1
+    screenshot(page, "03b-ask-step-graph")
+    page.get_by_text("Step graph of this run").first.click()
+    _idle(page)
 
     # -- edit the SQL and run it again --------------------------------------------------------------
     editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
