@@ -23,7 +23,8 @@ from agents.paths import REPO_ROOT
 
 from ui import services as ui_services
 from ui.bootstrap import run_through_app
-from ui.format import format_sql, md_text, preview_frame
+from agents.sqltext import format_sql
+from ui.format import md_text, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"
 UPLOAD = "bench_upload_data"

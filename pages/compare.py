@@ -14,7 +14,8 @@ from ui import live
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
-from ui.format import format_sql, md_text
+from agents.sqltext import format_sql
+from ui.format import md_text
 from ui.widgets.result import result_view
 
 JOB = "cmp_job"

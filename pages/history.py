@@ -12,7 +12,8 @@ from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
-from ui.format import format_sql, md_text
+from agents.sqltext import format_sql
+from ui.format import md_text
 from ui.widgets.result import result_view
 
 ANY = "(any)"

@@ -1,5 +1,5 @@
-"""Small formatting helpers shared by the pages: sizes, result tables (SQL layout is
-:func:`agents.sqltext.format_sql`, re-exported here for the views)."""
+"""Small formatting helpers shared by the pages: sizes, result tables, text safe for Markdown
+(SQL layout is :func:`agents.sqltext.format_sql`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import re
 from typing import Any
 
 import pandas as pd
-
-from agents.sqltext import format_sql  # noqa: F401 -- one layout for every view
 
 
 def human_size(n: int | float | None) -> str:

@@ -17,8 +17,8 @@ from ui import databases as ui_databases
 from ui import services as ui_services
 from ui import state as ui_state
 from agents.exec_result import limit_note
-from agents.sqltext import same_sql
-from ui.format import format_sql, md_text, preview_frame
+from agents.sqltext import format_sql, same_sql
+from ui.format import md_text, preview_frame
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
 

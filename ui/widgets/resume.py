@@ -18,7 +18,7 @@ import streamlit as st
 
 from agents.events import Run, StepEvent
 
-from ui.format import format_sql
+from agents.sqltext import format_sql
 from ui.trace import done_label
 
 KEEP_ALL = "keep_all"

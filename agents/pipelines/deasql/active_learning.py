@@ -18,7 +18,8 @@ import re
 from ...engine import ParseError, StepContext
 from .outputs import ActiveLearning
 from ...parsing import extract_sql
-from .shared import hint_text, parse_sql, prompt, same_sql, table_info, working_schema
+from ...sqltext import same_sql
+from .shared import hint_text, parse_sql, prompt, table_info, working_schema
 
 MAX_TOKENS = 400
 _SUPERLATIVE = re.compile(

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from ...engine import StepContext, StepError
 from ...outputs import ExecutionCheck
+from ...sqltext import same_sql
 from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
-                     same_sql, table_info)
+                     table_info)
 
 MAX_TOKENS = 400
 

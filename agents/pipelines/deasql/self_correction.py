@@ -10,7 +10,8 @@ from __future__ import annotations
 from ...engine import StepContext
 from .outputs import SelfCorrection
 from ...prompts import load
-from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, same_sql,
+from ...sqltext import same_sql
+from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, 
                      table_info, working_schema)
 
 MAX_TOKENS = 400

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...sqltext import same_sql  # noqa: F401 -- the steps import it from here
 from ...engine import ParseError, StepContext
 from ...parsing import extract_sql
 from ...prompts import load, render
