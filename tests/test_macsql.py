@@ -251,6 +251,29 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
 
 
 # -- Refiner ---------------------------------------------------------------------------------------
+def test_the_paper_decomposer_prompt_is_the_default_and_the_compact_one_is_a_switch_away(
+        small_db, llm, scripted_llm):
+    answer = decomposition(("How many singers are from France?",
+                            "SELECT COUNT(*) FROM singer WHERE country = 'France'"))
+    scripted_llm.when(DECOMPOSER, answer)
+    paper = run(small_db, llm)
+    paper_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    assert "Sub question 1: Get the average value of SAT excellence rate" in paper_prompt
+    assert paper.events[1].inputs["prompt"] == "paper"
+
+    scripted_llm.clear()
+    scripted_llm.when(DECOMPOSER, answer)
+    compact = run(small_db, llm, decomposer_prompt="compact")
+    compact_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    # no demonstration to copy, the same schema text and answer format, and the trace says so
+    assert "satscores" not in compact_prompt and "frpm" not in compact_prompt
+    assert compact_prompt.split("[Database schema]")[-1] == paper_prompt.split(
+        "[Database schema]")[-1]
+    assert "selects every value the question asks for" in compact_prompt
+    assert compact.events[1].inputs["prompt"] == "compact"
+    assert compact.result["rows"] == paper.result["rows"] == [[2]]
+
+
 def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("q", "SELECT COUNT(*) FROM singers WHERE country = 'France'")))

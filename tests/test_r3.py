@@ -322,6 +322,16 @@ def test_program_of_thoughts_writer_prompt_and_reply(db, llm, scripted_llm):
     assert "db_dict['singer']" in result.events[0].parsed["reasoning"]
 
 
+def test_direct_writer_prompt_asks_for_the_sql_alone_and_the_trace_says_so(
+        db, llm, scripted_llm):
+    scripted_llm.push("```sql\n" + SQL_A + "\n```", invitation(1), approve())
+    result = run(db, llm, writer_style="direct", n_reviewers=1)
+    first = prompt_text(scripted_llm.requests[0])
+    assert "Give only the SQL" in first and "Describe how you understand" not in first
+    assert result.final_sql == SQL_A
+    assert result.events[0].parsed["style"] == "direct"
+
+
 # -- parsing and SQL text ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, verdict, comment", [

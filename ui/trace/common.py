@@ -13,7 +13,8 @@ from . import view
 from .parts import badge, error_line, prose, render_sql_change, round_prefix, text
 
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
-_STYLES = {"cot": "chain of thought", "pot": "program of thoughts"}
+_STYLES = {"cot": "chain of thought", "pot": "program of thoughts",
+           "direct": "SQL only (compact variant)"}
 
 
 @view(SQLDraft.kind)

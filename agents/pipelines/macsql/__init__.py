@@ -3,7 +3,8 @@
 Algorithm 1 of the paper: when the database is large the Selector keeps only the relevant tables
 and columns; the Decomposer answers the question through sub-questions, the last one's SQL being
 the answer; the Refiner executes that SQL and repairs it from the error until it runs (and
-returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A).
+returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A); the
+Decomposer also has a compact variant (``decomposer_prompt``) for small models.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ class MacSQL(Pipeline):
         ParamSpec("selector_max_columns", 30, min=0,
                   help="auto mode skips the Selector while the schema has at most this many "
                        "columns in all (and the average is within the previous limit)"),
+        ParamSpec("decomposer_prompt", "paper", kind="choice", choices=["paper", "compact"],
+                  help="paper: the Decomposer prompt of Appendix A.2 with its two worked "
+                       "demonstrations; compact: the same constraints and answer format without "
+                       "demonstrations, which a small model otherwise copies (joins and all)"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,

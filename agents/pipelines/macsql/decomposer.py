@@ -19,6 +19,10 @@ from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
 
 HERE = Path(__file__).parent
+# decomposer_prompt parameter -> prompt file. The compact variant keeps the paper's constraints
+# and answer format but drops the two demonstrations: on a 1.5B model their two-table joins were
+# copied into one-table questions, and their multi-step answers ended on a sub-question's SQL.
+PROMPTS = {"paper": "decomposer", "compact": "decomposer_compact"}
 
 _HEADING = re.compile(r"^[ \t>*#_-]*sub[ \t-]*question[ \t]*(\d+)?[ \t*_]*[:.)][ \t*_]*(.*)$",
                       re.IGNORECASE | re.MULTILINE)
@@ -56,8 +60,9 @@ def run(ctx: StepContext) -> str:
     selection = ctx.data.get("selection")
     desc_str, fk_str = macsql_schema(ctx.schema, selection)
     tables = list(selection) if selection else ctx.schema.table_names()
-    ctx.set_inputs(tables=tables, selected=bool(selection))
-    prompt = render(load(str(HERE), "decomposer"), desc_str=desc_str, fk_str=fk_str,
+    variant = ctx.params.get("decomposer_prompt", "paper")
+    ctx.set_inputs(tables=tables, selected=bool(selection), prompt=variant)
+    prompt = render(load(str(HERE), PROMPTS[variant]), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(ctx.evidence))
     answer = ctx.ask(user_message(prompt), parse=parse_answer)
     ctx.data["sub_questions"] = answer["sub_questions"]

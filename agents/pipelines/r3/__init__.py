@@ -32,8 +32,9 @@ class R3Pipeline(Pipeline):
              "Multi-Agent System for Text-to-SQL Tasks")
     params = [
         ParamSpec("writer_style", "cot", "SQL-Writer prompting: chain of thought (cot) or "
-                  "program of thoughts, Python before SQL (pot; the paper's best setting)",
-                  kind="choice", choices=["cot", "pot"]),
+                  "program of thoughts, Python before SQL (pot; the paper's best setting), or "
+                  "direct: the SQL alone, a variant for small models whose reasoning drifts",
+                  kind="choice", choices=["cot", "pot", "direct"]),
         ParamSpec("k", 3, "related examples from the example bank (by question similarity)",
                   min=0, max=10),
         ParamSpec("exclude_same_db_examples", False,

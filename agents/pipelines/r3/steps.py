@@ -59,14 +59,20 @@ def evidence_block(ctx: StepContext, label: str) -> str:
     return f"{label} {ctx.evidence.strip()}\n" if (ctx.evidence or "").strip() else ""
 
 
+# writer_style -> prompt file. "direct" is not the paper's: its first draft asks for the SQL
+# alone, because on a 1.5B model the chain-of-thought draft scored well below a direct prompt.
+WRITER_PROMPTS = {"cot": "writer_cot", "pot": "writer_pot", "direct": "writer_direct"}
+
+
 def first_writer_prompt(ctx: StepContext) -> str:
-    """Prompt 1 (CoT) or Prompt 2 (PoT) of the paper, with the k related examples."""
+    """Prompt 1 (CoT) or Prompt 2 (PoT) of the paper, or the direct variant, with the k related
+    examples."""
     examples = ctx.data.get("examples") or []
     related = ""
     if examples:
         related = "### RELATED SQL:\n" + "\n".join(
             f"QUESTION: {e['question']}\nSQL: {e['sql']}" for e in examples) + "\n"
-    name = "writer_pot" if ctx.params["writer_style"] == "pot" else "writer_cot"
+    name = WRITER_PROMPTS.get(ctx.params["writer_style"], "writer_cot")
     return render(load(str(HERE), name), related_sql=related, schema=schema_text(ctx),
                   evidence=evidence_block(ctx, "### EVIDENCE:"), question=ctx.question)
 
