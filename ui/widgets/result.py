@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.error_hints import execute_with_hint
+from agents.error_hints import execute_with_hint, explain_error
 from agents.events import Run
 from agents.outcome import DONE_FAILS, run_outcome
 
@@ -131,8 +131,9 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     elif preview and not preview.get("ok") and run.status != "failed":
         whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
         st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
-    if preview and not preview.get("ok") and preview.get("hint"):
-        st.caption(md_text(f"Hint: {preview['hint']}"))
+    hint = _hint(run, db_key, preview) if preview and not preview.get("ok") else None
+    if hint:
+        st.caption(md_text(f"Hint: {hint}"))
     _accepted_note(run)
     shown_sql = edited["sql"] if edited else run.final_sql
     if preview and preview.get("ok"):
@@ -148,6 +149,19 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             key=f"csv_{run.run_id}", on_click="ignore")
         result_view(preview, key=run.run_id, max_rows=limits.max_rows)
     export_buttons(run, key=f"ask_{run.run_id}")
+
+
+def _hint(run: Run, db_key: str | None, preview: dict) -> str | None:
+    """The name hint of a failing result; the run's own final SQL gets one here too (the engine
+    stores its result without)."""
+    if preview.get("hint") or preview.get("error_class") == "UnsafeSQL":
+        return preview.get("hint")
+    db = ui_databases.resolve(db_key)
+    try:
+        return explain_error(preview.get("error"), preview.get("sql") or run.final_sql or "",
+                             db.schema) if db is not None else None
+    except Exception:  # a hint is a courtesy; the error above already says what failed
+        return None
 
 
 def _accepted_note(run: Run) -> None:

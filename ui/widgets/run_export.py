@@ -19,7 +19,8 @@ _MIME = {"md": "text/markdown", "html": "text/html"}
 _LABEL = {"md": "Export this run (Markdown)", "html": "Export this run (HTML)"}
 
 
-def _report(run: Run, fmt: str) -> str:
+def report_text(run: Run, fmt: str) -> str:
+    """The report of ``run`` in ``fmt`` ("md" or "html"); a failure becomes the file's text."""
     try:
         store = ui_services.store()
         try:
@@ -34,6 +35,6 @@ def export_buttons(run: Run, key: str) -> None:
     """Two download buttons, Markdown and HTML, for ``run``."""
     columns = st.columns(2)
     for column, fmt in zip(columns, ("md", "html")):
-        column.download_button(_LABEL[fmt], lambda fmt=fmt: _report(run, fmt),
+        column.download_button(_LABEL[fmt], lambda fmt=fmt: report_text(run, fmt),
                                file_name=f"run_{run.run_id}.{fmt}", mime=_MIME[fmt],
                                key=f"report_{fmt}_{key}", on_click="ignore")
