@@ -27,7 +27,8 @@ from .textview import TerminalSafe, render_event, render_outcome, terminal_text
 
 PROG = "python -m agents"
 MAX_QUESTION_CHARS = 20_000
-COMMAND_MODULES = ["agents.cli_compare", "agents.cli_graph", "agents.evaluation.command"]
+COMMAND_MODULES = ["agents.cli_compare", "agents.cli_graph", "agents.cli_runs",
+                   "agents.evaluation.command"]
 CELL_WIDTH = 40
 
 

@@ -61,6 +61,19 @@ def explain_error(error: str | None, sql: str, schema) -> str | None:
     return None
 
 
+def execute_with_hint(db, sql: str, *, timeout: float, max_rows: int):
+    """Run a person's SQL on ``db`` (read-only, like every query) and, when it fails on a name,
+    attach the same hint an agent's repair step gets: "no such table: Trak" then says which
+    tables exist and which name is closest."""
+    result = db.execute(sql, timeout=timeout, max_rows=max_rows)
+    if not result.ok and result.hint is None:
+        try:
+            result.hint = explain_error(result.error, sql, db.schema)
+        except Exception:  # a hint is a courtesy: never let it hide the error itself
+            result.hint = None
+    return result
+
+
 def query_tables(sql: str, schema) -> dict[str, str]:
     """Alias (or bare table name), as the query writes it, -> the schema's table name.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from .events import Run, StepEvent
+from .outcome import run_outcome
 from .outputs.common import indent
 from .outputs.base import shows_sql
 from .sqltext import format_sql, result_text
@@ -50,7 +51,7 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
             lines.append(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
                          f"{run.result.get('error')}")
     totals = run.totals()
-    lines.append(f"\n{run.status}: {totals['llm_calls']} model call(s), "
+    lines.append(f"\n{run_outcome(run)}: {totals['llm_calls']} model call(s), "
                  f"{totals['prompt_tokens']}+{totals['completion_tokens']} tokens, "
                  f"{totals['seconds']:.1f} s")
     return lines

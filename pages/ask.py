@@ -17,6 +17,7 @@ from ui import state as ui_state
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.format import md_text
+from ui.trace.edits import originals_for
 from ui.widgets.db_panel import database_picker, database_summary
 from ui.widgets.result import answer_pane
 
@@ -177,7 +178,8 @@ if job is not None:
     finished = live.settle(job, JOB)
     if finished is not None:
         if not drawn_live:
-            ui_trace.render_trace(finished.events, expanded=expand)
+            ui_trace.render_trace(finished.events, expanded=expand,
+                                  originals=originals_for(finished))
             drawn_live = True
         st.session_state[RUN] = finished
         st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
@@ -189,13 +191,12 @@ if run is not None:
         st.subheader("Agent steps")
         expand = _expand_toggle()
         st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
-        ui_trace.render_trace(run.events, expanded=expand)
+        ui_trace.render_trace(run.events, expanded=expand, originals=originals_for(run))
     ui_trace.render_graph(run)
     run_db_key = st.session_state.get(RUN_DB)
     answer_pane(run, run_db_key)
     run_db = ui_databases.resolve(run_db_key)
-    request = ui_resume.edit_and_resume(
-        run, run_db.schema.table_names() if run_db is not None else [])
+    request = ui_resume.edit_and_resume(run, run_db.schema if run_db is not None else None)
     if request is not None:
         _resume(run, run_db_key, request)
         if _active_job() is not None:

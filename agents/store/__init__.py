@@ -16,11 +16,11 @@ the one object callers use.
 from __future__ import annotations
 
 from .accepted import AcceptedPart
-from .annotations import AnnotationsPart, resolve_step
+from .annotations import AnnotationsPart, blamed_step_label, resolve_step
 from .connection import BUSY_TIMEOUT_S, StoreConnection, StoreError, default_path
 from .export import EXPORT_COLUMNS, ExportPart
 from .runs import FILTER_COLUMNS, RunsPart
-from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION
+from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION
 from .taxonomy import ERROR_TYPES, SOURCES, UNANNOTATED, VERDICTS, ErrorType
 
 
@@ -29,7 +29,7 @@ class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart):
 
 
 __all__ = [
-    "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "ERROR_TYPES", "EXPORT_COLUMNS", "FILTER_COLUMNS",
+    "ACCEPTED_COLUMNS", "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "ERROR_TYPES", "EXPORT_COLUMNS", "FILTER_COLUMNS",
     "RUN_COLUMNS", "SCHEMA_VERSION", "SOURCES", "UNANNOTATED", "VERDICTS", "ErrorType", "Store",
-    "StoreConnection", "StoreError", "default_path", "resolve_step",
+    "StoreConnection", "StoreError", "blamed_step_label", "default_path", "resolve_step",
 ]

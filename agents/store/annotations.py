@@ -73,3 +73,14 @@ def resolve_step(run: Run, step: str | int | None) -> tuple[str | None, int | No
                          f"{', '.join(dict.fromkeys(names)) or 'none'}")
     index = len(names) - 1 - names[::-1].index(step)  # a repeated step: blame its last attempt
     return step, index
+
+
+def blamed_step_label(annotation: dict | None, run: Run | None = None) -> str | None:
+    """The step an annotation blames as a person reads it: its number and agent, e.g.
+    ``step 2 · Decomposer`` (not the pipeline's internal step name), or None."""
+    if not annotation or annotation.get("faulty_step_index") is None:
+        return None
+    index = int(annotation["faulty_step_index"])
+    agent = (run.events[index].agent if run is not None and index < len(run.events)
+             else annotation.get("faulty_step") or "")
+    return f"step {index + 1} · {agent}" if agent else f"step {index + 1}"

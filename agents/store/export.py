@@ -1,7 +1,8 @@
 """Runs exported for work outside the studio: CSV for a spreadsheet, JSONL for scripts.
 
-CSV holds one row per run with its latest annotation (the columns a list shows); JSONL holds the
-full trace and annotation per line, enough to rebuild the run elsewhere.
+CSV holds one row per run with its outcome, its accepted answer beside the model's SQL and its
+latest annotation (the columns a list shows); JSONL holds the full trace, the accepted answer and
+the annotation per line, enough to rebuild the run elsewhere.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import json
 from typing import Any, Iterable
 
 from .connection import StoreConnection
-from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS
+from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS
 
-EXPORT_COLUMNS = RUN_COLUMNS + ANNOTATION_COLUMNS
+EXPORT_COLUMNS = RUN_COLUMNS + ACCEPTED_COLUMNS + ANNOTATION_COLUMNS
 
 
 class ExportPart(StoreConnection):
@@ -49,6 +50,9 @@ class ExportPart(StoreConnection):
                 "run": run.to_dict(),
                 "source": row.get("source"),
                 "db_label": row.get("db_label"),
+                "outcome": row.get("outcome"),
+                "accepted": self.get_accepted(row["accepted_id"])
+                if row.get("accepted_id") else None,
                 "annotation": self.get_annotation(row["run_id"]),
             }, default=str, ensure_ascii=False) + "\n")
         return out.getvalue()

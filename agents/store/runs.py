@@ -2,7 +2,8 @@
 
 A run is stored twice over: its filter columns (database, pipeline, status, tokens, ...) for
 lists and searches, and its whole trace as JSON, from which :meth:`Run.from_dict` rebuilds it for
-replay without any model call. A list row carries the run's latest annotation beside it.
+replay without any model call. A list row carries the run's outcome (does its SQL run?), the
+accepted answer made from it and its latest annotation beside it.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import json
 
 from ..events import Run
+from ..outcome import run_outcome
 from .connection import StoreConnection
 from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS, iso_utc
 from .taxonomy import SOURCES, UNANNOTATED
 
-FILTER_COLUMNS = ("db_name", "pipeline", "status", "source", "model")
+FILTER_COLUMNS = ("db_name", "pipeline", "status", "outcome", "source", "model")
 
 
 class RunsPart(StoreConnection):
@@ -35,6 +37,7 @@ class RunsPart(StoreConnection):
             "question": run.question,
             "evidence": run.evidence or "",
             "status": run.status,
+            "outcome": run_outcome(run),
             "error": run.error,
             "final_sql": run.final_sql,
             "model": run.model,
@@ -67,20 +70,25 @@ class RunsPart(StoreConnection):
     def list_runs(self, *, db_name: str | None = None, pipeline: str | None = None,
                   verdict: str | None = None, error_type: str | None = None,
                   status: str | None = None, source: str | None = None,
+                  outcome: str | None = None, accepted: bool | None = None,
                   search: str | None = None, limit: int | None = 200,
                   offset: int = 0) -> list[dict]:
-        """Newest runs first, each with its latest annotation's columns (None when unannotated).
+        """Newest runs first, each with its accepted answer's and latest annotation's columns
+        (None when there is none).
 
-        ``verdict=UNANNOTATED`` selects runs without any annotation; ``search`` is a
-        case-insensitive substring looked up in the question, the final SQL and the notes.
+        ``verdict=UNANNOTATED`` selects runs without any annotation; ``accepted`` True/False
+        selects runs with/without an accepted answer; ``search`` is a case-insensitive substring
+        looked up in the question, the final SQL, the accepted SQL and the notes.
         """
         where, params = [], []
         for column, value in (("r.db_name", db_name), ("r.pipeline", pipeline),
-                              ("r.status", status), ("r.source", source),
-                              ("a.error_type", error_type)):
+                              ("r.status", status), ("r.outcome", outcome),
+                              ("r.source", source), ("a.error_type", error_type)):
             if value:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if accepted is not None:
+            where.append("acc.id IS NOT NULL" if accepted else "acc.id IS NULL")
         if verdict == UNANNOTATED:
             where.append("a.id IS NULL")
         elif verdict:
@@ -89,28 +97,42 @@ class RunsPart(StoreConnection):
         if search:
             where.append("(instr(lower(r.question), lower(?))"
                          " OR instr(lower(COALESCE(r.final_sql, '')), lower(?))"
+                         " OR instr(lower(COALESCE(acc.sql, '')), lower(?))"
                          " OR instr(lower(COALESCE(a.notes, '')), lower(?)))")
-            params += [search] * 3
+            params += [search] * 4
         return self._select_runs(" AND ".join(where) or "1", params, limit, offset)
 
     def _select_runs(self, where: str, params: list, limit: int | None,
                      offset: int = 0) -> list[dict]:
         columns = ", ".join([f"r.{c}" for c in RUN_COLUMNS]
                             + [f"a.{c}" for c in ANNOTATION_COLUMNS if c != "annotated_at"]
-                            + ["a.created_at AS annotated_at", "a.id AS annotation_id"])
+                            + ["a.created_at AS annotated_at", "a.id AS annotation_id"]
+                            + ["CASE WHEN acc.id IS NULL THEN 'no' ELSE 'yes' END AS accepted",
+                               "acc.sql AS accepted_sql", "acc.author AS accepted_by",
+                               "acc.created_at AS accepted_at", "acc.id AS accepted_id"])
         sql = (f"SELECT {columns} FROM runs AS r LEFT JOIN annotations AS a ON a.id = "
                f"(SELECT MAX(id) FROM annotations WHERE run_id = r.run_id) "
+               f"LEFT JOIN accepted AS acc ON acc.id = r.accepted_id "
                f"WHERE {where} ORDER BY r.started_at DESC, r.run_id LIMIT ? OFFSET ?")
         with self._lock:
             return list(self.db.query(sql, [*params, -1 if limit is None else limit, offset]))
 
     def distinct_values(self, column: str) -> list[str]:
-        """Values present in a filter column (db_name, pipeline, status, source), for pickers."""
+        """Values present in a filter column (db_name, pipeline, status, outcome, source), for
+        pickers."""
         if column not in FILTER_COLUMNS:
             raise ValueError(f"no filter column {column!r}")
         with self._lock:
             return [r[0] for r in self.db.execute(
                 f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY 1")]
+
+    def child_runs(self, run_id: str) -> list[dict]:
+        """The runs resumed from ``run_id`` (``parent_run_id``), oldest first: id and step."""
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT run_id, created_at, json_extract(run_json, '$.resumed_from') "
+                "FROM runs WHERE parent_run_id = ? ORDER BY started_at", [run_id]).fetchall()
+        return [{"run_id": r[0], "created_at": r[1], "resumed_from": r[2]} for r in rows]
 
     def delete_run(self, run_id: str) -> bool:
         """Delete a run and its annotations (accepted answers are kept). True if it existed."""

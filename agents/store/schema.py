@@ -7,19 +7,25 @@ keeps working and one written by a newer studio is refused instead of being dama
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Callable
 
 import sqlite_utils
 
-SCHEMA_VERSION = 1
+from ..outcome import outcome
+
+SCHEMA_VERSION = 2
 
 # The filter columns of a run and of its latest annotation, as lists and exports show them.
 RUN_COLUMNS = [
     "run_id", "created_at", "db_name", "db_label", "pipeline", "question", "evidence", "status",
+    "outcome",
     "error", "final_sql", "model", "steps", "llm_calls", "prompt_tokens", "completion_tokens",
     "seconds", "result_rows", "parent_run_id", "source",
 ]
+# The accepted answer a run is linked to (its latest), beside the model's own SQL.
+ACCEPTED_COLUMNS = ["accepted", "accepted_sql", "accepted_by", "accepted_at"]
 ANNOTATION_COLUMNS = [
     "verdict", "error_type", "faulty_step", "faulty_step_index", "corrected_sql", "notes",
     "author", "annotated_at",
@@ -56,5 +62,24 @@ def _create_v1(db: sqlite_utils.Database) -> None:
     db["accepted"].create_index(["db_name"])
 
 
+def _review_v2(db: sqlite_utils.Database) -> None:
+    """Runs get their outcome (does the final SQL run?) and a link to the accepted answer made
+    from them, so lists and exports show both; older runs are filled in from their traces."""
+    db.execute("ALTER TABLE runs ADD COLUMN outcome TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN accepted_id INTEGER")
+    for run_id, status, final_sql, run_json in db.execute(
+            "SELECT run_id, status, final_sql, run_json FROM runs").fetchall():
+        try:
+            result = json.loads(run_json).get("result")
+        except (TypeError, ValueError, AttributeError):
+            result = None
+        db.execute("UPDATE runs SET outcome = ? WHERE run_id = ?",
+                   [outcome(status, final_sql, result if isinstance(result, dict) else None),
+                    run_id])
+    db.execute("UPDATE runs SET accepted_id = (SELECT MAX(a.id) FROM accepted AS a "
+               "WHERE a.run_id = runs.run_id)")
+    db["runs"].create_index(["outcome"])
+
+
 # version -> the step that brings a file from the previous version to it
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _create_v1}
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _create_v1, 2: _review_v2}

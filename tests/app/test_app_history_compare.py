@@ -66,7 +66,8 @@ def test_history_lists_replays_without_model_calls(app, app_env, saved_runs):
     assert any("LIMIT 5" in c.value for c in app.code)
     assert app_env.requests == []
     labels = [b.label for b in app.get("download_button")]
-    assert labels == ["Export CSV", "Export JSONL"]
+    assert labels == ["Export CSV", "Export JSONL", "Export this run (Markdown)",
+                      "Export this run (HTML)"]
 
 
 def test_annotate_with_checked_corrected_sql_and_filter(app, saved_runs):

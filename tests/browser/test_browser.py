@@ -170,3 +170,89 @@ def test_every_page_renders(page, app_url, path, expect):
     assert page.locator("[data-testid=stException]").count() == 0
     page.wait_for_timeout(2500)  # let tables and charts draw before the screenshot
     screenshot(page, f"page-{path}")
+
+
+REVIEW_QUESTION = "Which three products cost the most?"
+
+
+def _open_run(page, question: str) -> None:
+    opener = page.locator("[data-testid=stSelectbox]").filter(has_text="Open a run").first
+    opener.click()
+    page.get_by_role("option").filter(has_text=question).first.click()
+    _idle(page)
+
+
+def _export_csv(page) -> list[dict]:
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export CSV").click()
+    rows = list(csv.DictReader(io.StringIO(open(download.value.path()).read())))
+    return [r for r in rows if r["question"] == REVIEW_QUESTION]
+
+
+def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, browser_llm):
+    browser_llm.clear()
+    browser_llm.when("You are a SQLite expert",
+                     "```sql\nSELECT nme, price FROM products ORDER BY price DESC LIMIT 3\n```")
+    _nav(page, app_url, "")
+    page.get_by_role("button", name="Run", exact=True).wait_for()
+    question = page.get_by_role("textbox", name="Question", exact=True)
+    question.fill(REVIEW_QUESTION)
+    question.press("Tab")
+    _idle(page)
+    page.locator("[data-testid=stSelectbox]").filter(has_text="Pipeline").first.click()
+    page.get_by_role("option").filter(has_text="Baseline").first.click()
+    _idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("done, SQL fails").first.wait_for(timeout=60_000)
+    _idle(page)
+
+    # -- correct the SQL and accept it ------------------------------------------------------------
+    editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
+    editor.fill("SELECT name, price FROM products ORDER BY price DESC LIMIT 3")
+    editor.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run edited SQL").click()
+    _idle(page)
+    page.get_by_role("button", name="Accept").first.click()
+    _idle(page)
+    page.get_by_text("Accepted:").first.wait_for()
+    screenshot(page, "review-01-accepted")
+
+    # -- History after a reload: marked accepted, exported with the accepted SQL ---------------
+    _nav(page, app_url, "history")
+    page.reload()
+    page.wait_for_selector("[data-testid=stApp]")
+    _idle(page)
+    page.locator("[role=gridcell]", has_text=REVIEW_QUESTION).first.wait_for(state="attached")
+    [row] = _export_csv(page)
+    assert row["outcome"] == "done, SQL fails" and "nme" in row["final_sql"]
+    assert row["accepted"] == "yes" and "name, price" in row["accepted_sql"]
+    _open_run(page, REVIEW_QUESTION)
+    page.get_by_text("the user's corrected SQL").first.wait_for()
+    screenshot(page, "review-02-history-accepted")
+
+    # -- annotate with a faulty step, reopen, save again: the step is kept -------------------------
+    page.get_by_text("incorrect", exact=True).first.click()
+    page.locator("[data-testid=stSelectbox]").filter(has_text="Step at fault").first.click()
+    page.get_by_role("option").filter(has_text="step 1 · SQL Writer").first.click()
+    page.get_by_role("button", name="Save annotation").click()
+    _idle(page)
+    page.get_by_text("Annotation saved").first.wait_for()
+    page.reload()
+    page.wait_for_selector("[data-testid=stApp]")
+    _idle(page)
+    _open_run(page, REVIEW_QUESTION)
+    step_box = page.locator("[data-testid=stSelectbox]").filter(has_text="Step at fault").first
+    step_box.wait_for()
+    shown = step_box.evaluate(  # the picked option is drawn as text or as the input's value
+        "e => e.textContent + ' ' + [...e.querySelectorAll('input')]"
+        ".map(i => i.value + ' ' + (i.getAttribute('aria-label') || '')).join(' ')")
+    assert "step 1 · SQL Writer" in shown, shown  # the saved step, not "(none)"
+    page.get_by_role("textbox", name="Notes", exact=True).fill("misspelt the name column")
+    page.get_by_role("button", name="Save annotation").click()
+    _idle(page)
+    page.get_by_text("Annotation saved").first.wait_for()
+    screenshot(page, "review-03-annotated-twice")
+    [row] = _export_csv(page)
+    assert row["verdict"] == "incorrect" and row["faulty_step_index"] == "0"
+    assert row["notes"] == "misspelt the name column"

@@ -21,6 +21,7 @@ from agents.sqltext import format_sql
 from agents.exec_result import limit_note
 from ui.format import md_text, preview_frame, tokens_text
 
+from .edits import render_edit
 from .generic import render_generic
 
 View = Callable[[Any], None]
@@ -83,8 +84,18 @@ def status_state(event: StepEvent) -> str:
     return "error" if event.status == "error" else "complete"
 
 
-def render_event(event: StepEvent) -> None:
-    """The body of one step's block: what the agent looked at and produced, then the details."""
+_NOT_GIVEN = object()
+
+
+def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) -> None:
+    """The body of one step's block: what the agent looked at and produced, then the details.
+
+    For an edited step, ``original`` is the model's own state (see
+    :func:`agents.state_diff.original_states`; None when it is no longer stored): the edit is
+    then shown first, as what the next step saw.
+    """
+    if event.edited and original is not _NOT_GIVEN:
+        render_edit(event, original)  # type: ignore[arg-type]
     if event.error:
         st.markdown(f":red[**Step failed:** {md_text(event.error)}]")
     notes = [n for n in event.notes if not holds_text(event.parsed, n)]
@@ -142,12 +153,17 @@ def _render_execution(preview: dict) -> None:
             st.caption(md_text(preview["hint"]))
 
 
-def render_trace(events: list[StepEvent], *, expanded: bool = False) -> None:
-    """A finished (or stored) run's steps, one closed status block each."""
+def render_trace(events: list[StepEvent], *, expanded: bool = False,
+                 originals: dict[int, dict | None] | None = None) -> None:
+    """A finished (or stored) run's steps, one closed status block each; ``originals`` (index ->
+    the model's own state) shows each edited step's edit against it."""
     for event in events:
         with st.status(done_label(event), state=status_state(event),
                        expanded=expanded or event.status == "error"):
-            render_event(event)
+            if originals is not None and event.index in originals:
+                render_event(event, originals[event.index])
+            else:
+                render_event(event)
 
 
 # The DEA-SQL, R3 and CSMA renderers register themselves on import (they use the names above).

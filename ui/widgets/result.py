@@ -1,16 +1,21 @@
-"""The answer pane: the final SQL (editable, re-runnable), its result table, a chart, Accept and
-CSV download.
+"""The answer pane: the final SQL (editable, re-runnable), its result table, a chart, Accept,
+CSV download and the run's report.
 
 It is a fragment: running edited SQL, switching the chart or accepting reruns only this pane,
 never the page above it (and so never the model). Edited SQL runs through the database's safe
-execution layer, which refuses anything but a read-only query and says why.
+execution layer, which refuses anything but a read-only query and says why; a name error gets
+the same hint an agent's repair step gets. A failed edit replaces the result shown (a table
+under the error would look like its result), and a result from SQL other than the box's is
+labelled as such.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from agents.error_hints import execute_with_hint, explain_error
 from agents.events import Run
+from agents.outcome import DONE_FAILS, run_outcome
 
 from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
@@ -19,6 +24,8 @@ from ui import state as ui_state
 from agents.exec_result import limit_note
 from agents.sqltext import format_sql, same_sql
 from ui.format import md_text, preview_frame
+from ui.widgets.reviewer import reviewer_name
+from ui.widgets.run_export import export_buttons
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
 
@@ -84,7 +91,8 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     """The final answer of ``run`` with everything a person does next."""
     st.subheader("Answer")
     totals = run.totals()
-    st.caption(f"Run {run.run_id} · {run.pipeline} · {run.status} · {totals['llm_calls']} model "
+    st.caption(f"Run {run.run_id} · {run.pipeline} · {run_outcome(run)} · "
+               f"{totals['llm_calls']} model "
                f"call(s) · {run.prompt_tokens + run.completion_tokens:,} tokens · "
                f"{totals['seconds']:.1f} s"
                + (f" · resumed from run {run.parent_run_id} at step {(run.resumed_from or 0) + 1}"
@@ -96,6 +104,7 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     if not run.final_sql:
         if run.status == "done":
             st.info("The pipeline finished without producing SQL.")
+        export_buttons(run, key=f"ask_{run.run_id}")
         return
 
     limits = ui_state.exec_limits()
@@ -111,24 +120,60 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     message = None
     if run_clicked:
         message = _run_edited(run, db_key, st.session_state[sql_key], limits)
+    if accept_clicked and message is None:
+        message = _accept(run, db_key, st.session_state[sql_key],
+                          st.session_state.get(_edited_key(run)), limits)
     edited = st.session_state.get(_edited_key(run))
     preview = edited["preview"] if edited else run.result
-    if accept_clicked and message is None:
-        message = _accept(run, db_key, st.session_state[sql_key], edited, limits)
     if message is not None:
         level, text = message
         getattr(st, level)(md_text(text))
     elif preview and not preview.get("ok") and run.status != "failed":
-        st.error(md_text(f"The SQL did not run: {preview.get('error')}"))
-    if edited:
-        st.caption("Showing the result of your edited SQL.")
+        whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
+        st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
+    hint = _hint(run, db_key, preview) if preview and not preview.get("ok") else None
+    if hint:
+        st.caption(md_text(f"Hint: {hint}"))
+    _accepted_note(run)
+    shown_sql = edited["sql"] if edited else run.final_sql
     if preview and preview.get("ok"):
+        if not same_sql(shown_sql, st.session_state[sql_key]):
+            st.warning("The result below is from the previous SQL, not the SQL in the box: "
+                       "press 'Run edited SQL' to update it.")
+        elif edited:
+            st.caption("Showing the result of your edited SQL.")
         frame = preview_frame(preview)
         download_col.download_button(
             "Download CSV", frame.to_csv(index=False).encode("utf-8"),
             file_name=f"{run.db_name}_{run.run_id}.csv", mime="text/csv",
             key=f"csv_{run.run_id}", on_click="ignore")
         result_view(preview, key=run.run_id, max_rows=limits.max_rows)
+    export_buttons(run, key=f"ask_{run.run_id}")
+
+
+def _hint(run: Run, db_key: str | None, preview: dict) -> str | None:
+    """The name hint of a failing result; the run's own final SQL gets one here too (the engine
+    stores its result without)."""
+    if preview.get("hint") or preview.get("error_class") == "UnsafeSQL":
+        return preview.get("hint")
+    db = ui_databases.resolve(db_key)
+    try:
+        return explain_error(preview.get("error"), preview.get("sql") or run.final_sql or "",
+                             db.schema) if db is not None else None
+    except Exception:  # a hint is a courtesy; the error above already says what failed
+        return None
+
+
+def _accepted_note(run: Run) -> None:
+    """Say so when this run already has an accepted answer on record."""
+    try:
+        info = ui_services.store().run_info(run.run_id)
+    except Exception:  # the store being unreadable must not take the answer pane down
+        return
+    if info and info.get("accepted") == "yes":
+        who = f" by {info['accepted_by']}" if info.get("accepted_by") else ""
+        st.caption(md_text(f"Accepted{who} at {info['accepted_at']}: see History, "
+                           "where it is listed with the run and under Accepted answers."))
 
 
 def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, str] | None:
@@ -139,12 +184,11 @@ def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, st
                          "cannot be run.")
     if not sql.strip():
         return "error", "The SQL box is empty."
-    result = db.execute(sql, timeout=limits.timeout, max_rows=limits.max_rows)
-    if not result.ok:
-        return "error", _failure_text(result)
+    result = execute_with_hint(db, sql, timeout=limits.timeout, max_rows=limits.max_rows)
+    # a failure replaces the result too: the old table must not pass for this SQL's result
     st.session_state[_edited_key(run)] = {"sql": sql,
                                           "preview": result.preview(rows=limits.max_rows)}
-    return None
+    return None if result.ok else ("error", _failure_text(result))
 
 
 def _failure_text(result) -> str:
@@ -174,7 +218,9 @@ def _accept(run: Run, db_key: str | None, sql: str, edited: dict | None,
     try:
         store = ui_services.store()
         store.save_run(run, source="app")
-        store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview)
+        store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview,
+                     author=reviewer_name())
     except Exception as exc:
         return "error", f"Could not save the accepted answer: {exc}"
-    return "success", "Accepted: the question, SQL and result are saved (see History)."
+    return "success", ("Accepted: the question, SQL and result are saved with the run (see "
+                       "History and its Accepted answers list).")

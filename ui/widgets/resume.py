@@ -32,14 +32,41 @@ class ResumeRequest:
     data: dict | None
 
 
-def selection_rows(selection: dict, tables: list[str]) -> pd.DataFrame:
-    """A selection ``{table: "keep_all" | [columns]}`` as rows for a table editor."""
+def selection_rows(selection: dict, tables: list[str], schema=None) -> pd.DataFrame:
+    """A selection ``{table: "keep_all" | [columns]}`` as rows for a table editor.
+
+    With ``schema``, a table kept with a column list shows the columns the next step really gets:
+    :meth:`Schema.subset` adds the primary- and foreign-key columns, as the step's own view of
+    its selection does, so the editor and the trace list the same columns.
+    """
+    kept = _kept_columns(selection, schema)
     rows = []
     for name in tables:
         value = selection.get(name)
+        columns = kept.get(name, value)
         rows.append({"table": name, "keep": value is not None,
-                     "columns": "all" if value in (None, KEEP_ALL) else ", ".join(value)})
+                     "columns": "all" if value in (None, KEEP_ALL) else ", ".join(columns)})
     return pd.DataFrame(rows)
+
+
+def _kept_columns(selection: dict, schema) -> dict[str, list[str]]:
+    if schema is None:
+        return {}
+    try:
+        subset = schema.subset({t: v for t, v in selection.items() if isinstance(v, list)})
+    except Exception:  # an odd selection: show it as it is
+        return {}
+    return {table.name: table.column_names() for table in subset.tables}
+
+
+def is_table_selection(value) -> bool:
+    """Whether ``value`` is a schema selection (table -> "keep_all" | [columns]); the selection
+    pipeline keeps a different record under the same key."""
+    if value is None:
+        return True
+    return isinstance(value, dict) and all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) or v == KEEP_ALL
+        for v in value.values())
 
 
 def selection_from_rows(frame: pd.DataFrame) -> dict:
@@ -68,7 +95,7 @@ def first_editor(event: StepEvent, modes: list[str]) -> str:
 
 def _editors(event: StepEvent) -> list[str]:
     modes = []
-    if "selection" in event.data and isinstance(event.data["selection"], (dict, type(None))):
+    if "selection" in event.data and is_table_selection(event.data["selection"]):
         modes.append("Selection")  # None: the whole schema (the Selector did not prune)
     if "sql" in event.data and isinstance(event.data.get("sql"), (str, type(None))):
         modes.append("SQL")
@@ -76,10 +103,12 @@ def _editors(event: StepEvent) -> list[str]:
     return modes
 
 
-def edit_and_resume(run: Run, table_names: list[str]) -> ResumeRequest | None:
-    """The editor; returns a request when the user clicks a re-run button."""
+def edit_and_resume(run: Run, schema=None) -> ResumeRequest | None:
+    """The editor (``schema``: the run's database schema, when this session has it); returns a
+    request when the user clicks a re-run button."""
     if not run.events:
         return None
+    table_names = schema.table_names() if schema is not None else []
     with st.expander("Edit a step and re-run from there", expanded=False):
         st.caption("Pick a step, change what it produced, and the pipeline continues from the "
                    "step after it. The result is a new run linked to this one.")
@@ -92,7 +121,7 @@ def edit_and_resume(run: Run, table_names: list[str]) -> ResumeRequest | None:
         mode = st.radio("Edit as", modes, index=modes.index(first_editor(event, modes)),
                         horizontal=True, key=f"resume_mode_{run.run_id}_{index}")
         key = f"{run.run_id}_{index}"
-        edited, error = _edit(event, mode, key, table_names)
+        edited, error = _edit(event, mode, key, table_names, schema)
         if event.next_step:
             st.caption(f"After the edit the run continues with the step '{event.next_step}'.")
         else:
@@ -112,7 +141,8 @@ def edit_and_resume(run: Run, table_names: list[str]) -> ResumeRequest | None:
     return None
 
 
-def _edit(event: StepEvent, mode: str, key: str, table_names: list[str]) -> tuple[dict, str | None]:
+def _edit(event: StepEvent, mode: str, key: str, table_names: list[str],
+          schema=None) -> tuple[dict, str | None]:
     """Draw the editor for ``mode``; return (edited state, error message or None)."""
     data = copy.deepcopy(event.data)
     if mode == "SQL":
@@ -123,7 +153,7 @@ def _edit(event: StepEvent, mode: str, key: str, table_names: list[str]) -> tupl
     if mode == "Selection":
         current = data["selection"] or {t: KEEP_ALL for t in table_names}
         tables = table_names or list(current)
-        frame = st.data_editor(selection_rows(current, tables), hide_index=True,
+        frame = st.data_editor(selection_rows(current, tables, schema), hide_index=True,
                                disabled=["table"], key=f"resume_sel_{key}",
                                column_config={"keep": st.column_config.CheckboxColumn("keep"),
                                               "columns": st.column_config.TextColumn(

@@ -1,0 +1,49 @@
+"""The accepted answers: the (question, SQL, result) pairs the example bank learns from.
+
+Listed per database with who accepted them and when, their result and the run they came from;
+removing one takes it out of the bank (later runs no longer see it as an example) and unmarks
+its run, while the run itself stays in History.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agents.sqltext import format_sql
+
+from ui.format import md_text
+from ui.widgets.result import result_view
+
+NOTICE = "accepted_notice"
+
+
+def _remove(store, accepted_id: int, question: str) -> None:
+    removed = store.remove_accepted(accepted_id)
+    st.session_state[NOTICE] = (f"Removed the accepted answer to “{question}”." if removed
+                                else "That accepted answer was already removed.")
+
+
+def accepted_pane(store) -> None:
+    st.caption("Every answer accepted on the Ask page, per database. The example bank offers "
+               "them as few-shot examples to later questions on the same database.")
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        st.success(md_text(notice))
+    answers = store.list_accepted()
+    if not answers:
+        st.info("No accepted answers yet: accept a run's SQL on the Ask page to add one.")
+        return
+    databases = sorted({a["db_name"] for a in answers})
+    db_name = st.selectbox("Database", databases, key="accepted_db",
+                           format_func=lambda d: f"{d} ({sum(a['db_name'] == d for a in answers)})")
+    for answer in (a for a in answers if a["db_name"] == db_name):
+        with st.container(border=True):
+            st.markdown(f"**{md_text(answer['question'])}**")
+            who = f" by {answer['author']}" if answer.get("author") else ""
+            source = f" · from run {answer['run_id']}" if answer.get("run_id") else ""
+            st.caption(md_text(f"Accepted{who} at {answer['created_at']}{source}"))
+            st.code(format_sql(answer["sql"]), language="sql", wrap_lines=True)
+            result_view(answer.get("result_preview"), key=f"accepted_{answer['id']}",
+                        chart=False)
+            st.button("Remove from the example bank", key=f"accepted_remove_{answer['id']}",
+                      on_click=_remove, args=(store, answer["id"], answer["question"]))
