@@ -156,7 +156,7 @@ def wide_schema_sql(tables: int, columns: int = 13, seed: int = 7) -> str:
         statements.append(f"CREATE TABLE {name} ({', '.join(cols)});")
         if i == tables // 2:
             statements.append(SINGERS_SQL)
-    return "\n".join(statements)
+    return "BEGIN;\n" + "\n".join(statements) + "\nCOMMIT;"
 
 
 def build_wide_db(path: Path, tables: int = 1000, columns: int = 13, seed: int = 7) -> Path:
