@@ -52,14 +52,33 @@ def render_create_tables(schema: Schema, layout: DDLLayout = PLAIN) -> str:
     Per-table comments are left out when a statement itself holds a blank line (a name with
     line breaks): a reader could then not tell which statement a comment belongs to.
     """
-    statements = [_statement(schema, table, layout) for table in schema.tables]
+    keys = _key_columns(schema)
+    references: dict[str, list] = {}
+    for fk in schema.foreign_keys:
+        references.setdefault(fk.table, []).append(fk)
+    statements = [_statement(table, layout, keys, references.get(table.name, []))
+                  for table in schema.tables]
     if layout.examples == "table" and not any("\n\n" in s for s in statements):
-        statements = [statement + _table_comment(schema, table, layout)
+        statements = [statement + _table_comment(table, layout, keys)
                       for statement, table in zip(statements, schema.tables)]
     return layout.statement_gap.join(statements)
 
 
-def _statement(schema: Schema, table: Table, layout: DDLLayout) -> str:
+def _key_columns(schema: Schema) -> dict[str, set[str]]:
+    """Per table, the casefolded names of its primary- and foreign-key columns (what
+    :meth:`Schema.key_columns` gives for one table), for all tables in one pass."""
+    by_name = {t.name.casefold(): t.name for t in schema.tables}
+    keys = {t.name: {c.casefold() for c in t.primary_key} for t in schema.tables}
+    for fk in schema.foreign_keys:
+        for table, column in ((fk.table, fk.column), (fk.ref_table, fk.ref_column)):
+            name = by_name.get(table.casefold())
+            if name is not None:
+                keys[name].add(column.casefold())
+    return keys
+
+
+def _statement(table: Table, layout: DDLLayout, keys: dict[str, set[str]],
+               foreign_keys: list) -> str:
     inline_key = layout.inline_primary_key and len(table.primary_key) == 1
     lines: list[tuple[str, str]] = []  # (clause, comment)
     for column in table.columns:
@@ -70,21 +89,21 @@ def _statement(schema: Schema, table: Table, layout: DDLLayout) -> str:
             clause += " NOT NULL"
         comment = ""
         if layout.examples == "column":
-            comment = _column_comment(_shown_examples(schema, table, column, layout))
+            comment = _column_comment(_shown_examples(table, column, layout, keys))
         lines.append((clause, comment))
     key = [] if inline_key or not table.primary_key else [(
         "PRIMARY KEY (" + ", ".join(sql_name(c) for c in table.primary_key) + ")", "")]
     references = [(f"FOREIGN KEY ({sql_name(fk.column)}) REFERENCES {sql_name(fk.ref_table)}"
                    f"{layout.reference_gap}({sql_name(fk.ref_column)})", "")
-                  for fk in schema.foreign_keys if fk.table == table.name]
+                  for fk in foreign_keys]
     lines += references + key if layout.primary_key_last else key + references
     body = [f"  {clause}{',' if i < len(lines) - 1 else ''}" + (f" -- {comment}" if comment else "")
             for i, (clause, comment) in enumerate(lines)]
     return f"CREATE TABLE {sql_name(table.name)} (\n" + "\n".join(body) + "\n);"
 
 
-def _shown_examples(schema: Schema, table: Table, column, layout: DDLLayout) -> list:
-    if not layout.key_examples and column.name in schema.key_columns(table.name):
+def _shown_examples(table: Table, column, layout: DDLLayout, keys: dict[str, set[str]]) -> list:
+    if not layout.key_examples and column.name.casefold() in keys[table.name]:
         return []  # ids: their values say nothing
     values = list(column.examples or [])
     if layout.text_examples_only:
@@ -101,10 +120,10 @@ def _column_comment(values: list) -> str:
     return "e.g. " + ", ".join(" ".join(s.split()) for s in shown)
 
 
-def _table_comment(schema: Schema, table: Table, layout: DDLLayout) -> str:
+def _table_comment(table: Table, layout: DDLLayout, keys: dict[str, set[str]]) -> str:
     parts = []
     for column in table.columns:
-        values = _shown_examples(schema, table, column, layout)
+        values = _shown_examples(table, column, layout, keys)
         if values:
             parts.append(f"{column.name}: " + ", ".join(_literal(v) for v in values))
     return "\n/* value examples: " + "; ".join(parts) + " */" if parts else ""

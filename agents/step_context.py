@@ -19,6 +19,9 @@ from typing import Any, Callable
 from .error_hints import explain_error
 from .events import LLMCall, Run, StepEvent
 from .outputs import Generic, Output
+from .token_budget import over_context
+
+RETRIEVED_SCHEMA = "retrieved_schema"  # the state key the Schema Retriever leaves its selection in
 
 
 class StepError(Exception):
@@ -59,6 +62,7 @@ class StepContext:
         self.cancel = cancel
         self.services = services or {}
         self.event: StepEvent | None = None
+        self._retrieved: tuple[str, Any] | None = None
 
     # -- fixed inputs -------------------------------------------------------------------------
     @property
@@ -75,7 +79,16 @@ class StepContext:
 
     @property
     def schema(self):
-        return self.db.schema
+        """The schema the agents work on: the database's, or the part the Schema Retriever
+        kept for this question when the whole is too long for the prompts
+        (:mod:`agents.retrieval`)."""
+        kept = self.data.get(RETRIEVED_SCHEMA) if isinstance(self.data, dict) else None
+        if not kept:
+            return self.db.schema
+        key = json.dumps(kept, sort_keys=True, default=str)
+        if self._retrieved is None or self._retrieved[0] != key:
+            self._retrieved = (key, self.db.schema.subset(kept))
+        return self._retrieved[1]
 
     # -- recording ----------------------------------------------------------------------------
     def set_inputs(self, **inputs: Any) -> None:
@@ -117,7 +130,9 @@ class StepContext:
 
         A :class:`ParseError` (or ``ValueError``) from ``parse`` is fed back to the model once,
         with the error, and the answer is parsed again; a second failure fails the step.
-        Transport errors from the client (already retried there) fail the step too.
+        Transport errors from the client (already retried there) fail the step too, and so
+        does a prompt too long for the model's context, before it is sent
+        (:mod:`agents.token_budget`).
         """
         self._check_cancel()
         msgs = list(messages)
@@ -126,6 +141,10 @@ class StepContext:
         for attempt in range(attempts):
             call = LLMCall(messages=copy.deepcopy(msgs))
             self.event.calls.append(call)
+            too_long = over_context(msgs, self.llm, max_tokens)
+            if too_long:
+                call.error = too_long
+                raise StepError(too_long)
             # Wall time around the whole call, so retries and back-off waits count as model
             # time rather than silently inflating the time "outside the model".
             t0 = time.perf_counter()

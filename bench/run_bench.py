@@ -77,6 +77,10 @@ BENCHMARKS = [
               "which questions each pipeline gets right, against baseline and R3's first draft",
               "the committed results and the Spider databases", "a few seconds", True,
               _results_ready),
+    Benchmark("merge-spider", ["bench/merge_spider.py", "--data", str(SPIDER)],
+              "builds Spider's dev databases merged into one file, and with the training "
+              "schemas as empty distractor tables (bench/merged/); times their introspection",
+              "the Spider dataset", "about 20 s", True, _spider_ready),
     Benchmark("hostile-inputs", ["bench/hostile_inputs.py", "run"],
               "generated hostile statements and files against the hard limits: refused, ran, "
               "slowest against the limit, peak memory",

@@ -14,6 +14,18 @@ from ui.widgets.db_panel import database_picker
 from ui.widgets.diagram import schema_dot
 from ui.format import human_size, md_text, preview_frame
 
+MAX_DIAGRAM_TABLES = 40  # more boxes than this make an unreadable diagram and a slow page
+
+
+def matching(schema, text: str) -> list:
+    """Tables whose name, or one of whose columns' names, holds ``text`` (case ignored)."""
+    wanted = text.strip().casefold()
+    if not wanted:
+        return list(schema.tables)
+    return [t for t in schema.tables if wanted in t.name.casefold()
+            or any(wanted in c.name.casefold() for c in t.columns)]
+
+
 run_through_app()
 st.title("Schema")
 db_key, db = database_picker("schema")
@@ -25,15 +37,28 @@ if db is not None:
     if not schema.tables:
         st.info("This database has no tables.")
     else:
+        found = schema.tables
+        if len(schema.tables) > MAX_DIAGRAM_TABLES:
+            query = st.text_input("Find tables", key="schema_filter",
+                                  placeholder="part of a table or column name")
+            found = matching(schema, query)
+            st.caption(f"{len(found):,} of {len(schema.tables):,} tables match.")
         st.subheader("Relations")
-        if schema.foreign_keys:
-            st.graphviz_chart(schema_dot(schema), width="stretch")
-        else:
+        if not schema.foreign_keys:
             st.caption("No foreign keys are declared, so there is no relation diagram.")
+        elif len(found) > MAX_DIAGRAM_TABLES:
+            st.caption(f"The diagram shows at most {MAX_DIAGRAM_TABLES} tables: narrow the "
+                       f"search above to draw their relations.")
+        else:
+            shown = schema.subset({t.name: "keep_all" for t in found})
+            st.graphviz_chart(schema_dot(shown), width="stretch")
         st.subheader("Tables")
+        if not found:
+            st.info("No table or column name holds that text.")
+            st.stop()
         fk_of = {(fk.table.lower(), fk.column.lower()): f"→ {fk.ref_table}.{fk.ref_column}"
                  for fk in schema.foreign_keys}
-        names = [t.name for t in schema.tables]
+        names = [t.name for t in found]
         chosen = st.selectbox("Table", names, key="schema_table")
         table = schema.table(chosen)
         st.caption(f"{table.row_count_label} rows · {len(table.columns)} columns · primary key: "
@@ -60,5 +85,5 @@ if db is not None:
             st.dataframe(pd.DataFrame([{"table": t.name,
                                         "rows": t.row_count if t.row_count >= 0 else None,
                                         "columns": ", ".join(c.name for c in t.columns)}
-                                       for t in schema.tables]), hide_index=True,
+                                       for t in found]), hide_index=True,
                          width="stretch")

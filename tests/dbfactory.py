@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import sqlite3
 from pathlib import Path
 
@@ -124,3 +125,40 @@ def build_big_table(path: Path, rows: int) -> Path:
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# -- a schema larger than the model's context -------------------------------------------------
+
+_SUBJECTS = ("account ledger invoice warehouse shipment vendor contract asset payroll budget "
+             "campaign ticket device sensor route vehicle patient claim policy lesson course "
+             "module audit permit parcel tariff").split()
+_FACETS = "log item line history detail version archive summary link note".split()
+_COLUMNS = ("code label status amount quantity created_at updated_at owner_name region "
+            "category priority score comment").split()
+
+
+def wide_schema_sql(tables: int, columns: int = 13, seed: int = 7) -> str:
+    """``tables`` distractor tables (business words, none about music) of ``columns`` columns,
+    each with a key and most with a foreign key to an earlier one, and the singers, concerts
+    and their link table of :data:`SINGERS_SQL` among them, with their rows."""
+    rng = random.Random(seed)
+    statements = []
+    names: list[str] = []
+    for i in range(tables):
+        name = f"{rng.choice(_SUBJECTS)}_{rng.choice(_FACETS)}_{i}"
+        cols = [f"{name}_id INTEGER PRIMARY KEY"]
+        cols += [f"{c} {'REAL' if c in ('amount', 'score') else 'TEXT'}"
+                 for c in rng.sample(_COLUMNS, min(columns - 2, len(_COLUMNS)))]
+        if names and rng.random() < 0.8:
+            parent = rng.choice(names)
+            cols.append(f"{parent}_ref INTEGER REFERENCES {parent}({parent}_id)")
+        names.append(name)
+        statements.append(f"CREATE TABLE {name} ({', '.join(cols)});")
+        if i == tables // 2:
+            statements.append(SINGERS_SQL)
+    return "BEGIN;\n" + "\n".join(statements) + "\nCOMMIT;"
+
+
+def build_wide_db(path: Path, tables: int = 1000, columns: int = 13, seed: int = 7) -> Path:
+    """A database of :func:`wide_schema_sql` at ``path``."""
+    return make_db(path, wide_schema_sql(tables, columns, seed))

@@ -279,7 +279,7 @@ def test_resuming_the_vote_with_an_edited_candidate_runs_it_again(db, llm, scrip
 
 def test_the_step_graph_is_declared():
     assert PIPELINE.edges() == [
-        ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
+        ("retrieve", "ground"), ("retrieve", "candidate"), ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
         ("candidate", "vote"), ("repair", "candidate"), ("repair", "vote"),
         ("vote", "select"), ("vote", END), ("select", END)]
     assert {s.name for s in PIPELINE.steps if s.takes_arg} == {"candidate", "repair"}

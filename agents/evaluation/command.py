@@ -27,9 +27,11 @@ MANIFEST = "manifest.json"
 # each pipeline's non-default parameters and is compared only for pipelines evaluated there
 # before and again now, so one folder can still gather pipelines evaluated one at a time.
 RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints",
-               "examples", "params", "exclude_samples", "exclude_quoted", "excluded_ids")
+               "examples", "params", "exclude_samples", "exclude_quoted", "excluded_ids",
+               "ask_db")
 # What a manifest written before a key existed meant by leaving it out.
-RESUME_DEFAULTS = {"exclude_samples": [], "exclude_quoted": False, "excluded_ids": []}
+RESUME_DEFAULTS = {"exclude_samples": [], "exclude_quoted": False, "excluded_ids": [],
+                   "ask_db": None}
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -73,6 +75,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="row cap of scoring queries; capped results are flagged (default 100000)")
     p.add_argument("--keep-distinct", action="store_true",
                    help="compare with DISTINCT kept (the official script removes it by default)")
+    p.add_argument("--ask-db", default=None, metavar="SQLITE",
+                   help="ask every question against this database (e.g. Spider's dev databases "
+                        "merged into one, built by bench/merge_spider.py) instead of its own; "
+                        "the gold SQL still runs on the question's own database")
     p.add_argument("--no-error-hints", action="store_true",
                    help="show repair agents SQLite's bare error, without the hint naming the "
                         "real tables and columns (to measure what the hint is worth)")
@@ -103,6 +109,8 @@ def main(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     params = _parse_params(args.param, pipelines)
+    if args.ask_db and not Path(args.ask_db).is_file():
+        raise UsageError(f"--ask-db: no database file at {args.ask_db}")
     try:
         settings = load_settings(provider=args.provider, base_url=args.base_url,
                                  model=args.model, temperature=args.temperature,
@@ -147,13 +155,15 @@ def main(args: argparse.Namespace) -> int:
                 else None,
                 "params": _non_default_params(params, pipelines),
                 "exclude_samples": exclusion["samples"], "exclude_quoted": args.exclude_quoted,
-                "excluded_ids": exclusion["question_ids"]}
+                "excluded_ids": exclusion["question_ids"],
+                "ask_db": str(Path(args.ask_db).resolve()) if args.ask_db else None}
     _check_manifest(out, manifest)
 
     store = _store() if args.save_runs else None
     options = EvalOptions(exec_timeout=args.exec_timeout, max_rows=args.max_rows,
                           keep_distinct=args.keep_distinct, workers=workers, params=params,
-                          step_limits=ExecLimits(hints=not args.no_error_hints))
+                          step_limits=ExecLimits(hints=not args.no_error_hints),
+                          ask_db=str(Path(args.ask_db).resolve()) if args.ask_db else None)
 
     def on_record(record, run):
         if store is not None and run is not None:

@@ -46,6 +46,9 @@ class EvalOptions:
     params: dict[str, dict] = field(default_factory=dict)  # pipeline name -> parameter overrides
     step_limits: ExecLimits = field(default_factory=ExecLimits)  # for the pipelines' own queries
     max_model_failures: int = 3  # consecutive model-call failures that abort the evaluation
+    # Ask every question against this database instead of its own (e.g. all of Spider's dev
+    # databases merged into one, bench/merge_spider.py); the gold SQL still runs on its own.
+    ask_db: str | None = None
 
 
 @dataclass
@@ -73,8 +76,10 @@ class DatabasePool:
         return handles[path]
 
 
-def score(db, gold_sql: str, pred_sql: str | None, options: EvalOptions) -> dict:
-    """Execute gold and prediction and compare them; the verdict plus result previews."""
+def score(db, gold_sql: str, pred_sql: str | None, options: EvalOptions,
+          pred_db=None) -> dict:
+    """Execute gold and prediction and compare them; the verdict plus result previews.
+    The prediction runs on ``pred_db`` when given (the database the question was asked on)."""
     gold = db.execute(scoring_sql(gold_sql, options.keep_distinct),
                       timeout=options.exec_timeout, max_rows=options.max_rows)
     verdict: dict[str, Any] = {"order_matters": order_matters(gold_sql),
@@ -87,7 +92,7 @@ def score(db, gold_sql: str, pred_sql: str | None, options: EvalOptions) -> dict
         verdict.update(correct=False, pred=None, pred_error="the pipeline produced no SQL",
                        pred_error_class="NoSQL", truncated=gold.truncated)
         return verdict
-    pred = db.execute(scoring_sql(pred_sql, options.keep_distinct),
+    pred = (pred_db or db).execute(scoring_sql(pred_sql, options.keep_distinct),
                       timeout=options.exec_timeout, max_rows=options.max_rows)
     verdict["pred"] = pred.preview(rows=PREVIEW_ROWS)
     verdict["truncated"] = bool(gold.truncated or pred.truncated)
@@ -107,15 +112,16 @@ def evaluate_one(question: Question, pipeline: Pipeline, llm, pool: DatabasePool
     base = {**question.to_dict(), "pipeline": pipeline.name}
     try:
         db = pool.get(question.db_path)
+        asked = pool.get(options.ask_db) if options.ask_db else db
     except Exception as exc:  # a corrupt or unreadable database file fails this item only
         return {**base, "correct": False, "status": "failed", "pred_sql": None,
                 "error": f"database could not be opened: {exc}",
                 "pred_error": "database could not be opened", "pred_error_class": "Database",
                 "metrics": _metrics(None), "finished_at": _now()}, None
-    run = run_to_end(start_run(pipeline, question.question, db, llm, evidence=question.evidence,
+    run = run_to_end(start_run(pipeline, question.question, asked, llm, evidence=question.evidence,
                                params=options.params.get(pipeline.name),
                                limits=options.step_limits, cancel=cancel, services=services))
-    verdict = score(db, question.gold_sql, run.final_sql, options)
+    verdict = score(db, question.gold_sql, run.final_sql, options, pred_db=asked)
     record = {**base, "pred_sql": run.final_sql, **verdict, "status": run.status,
               "error": run.error, "model": run.model, "metrics": _metrics(run),
               "finished_at": _now(), "run": run.to_dict()}

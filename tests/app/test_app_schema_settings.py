@@ -41,6 +41,23 @@ def test_schema_of_an_upload_with_odd_names(app, tmp_path):
     assert '"kids" -> "my table"' in dot
 
 
+def test_a_large_schema_is_searched_and_its_diagram_kept_readable(app, tmp_path):
+    from dbfactory import wide_schema_sql
+
+    data = sqlite_bytes(tmp_path, wide_schema_sql(300), name="wide.sqlite")
+    app.file_uploader[0].set_value(("wide.sqlite", data, "application/octet-stream")).run()
+    app.switch_page("pages/schema.py").run()
+    assert not app.exception and errors(app) == []
+    assert not app.get("graphviz_chart")  # 303 boxes would be unreadable
+    assert any("at most 40 tables" in c.value for c in app.caption)
+    app.text_input(key="schema_filter").input("concert").run()
+    dot = app.get("graphviz_chart")[0].proto.spec
+    assert '"singer_in_concert" -> "concert"' in dot and "ledger" not in dot
+    assert app.selectbox(key="schema_table").options == ["concert", "singer_in_concert"]
+    app.text_input(key="schema_filter").input("no such name").run()
+    assert not app.exception and "No table or column name" in app.info[0].value
+
+
 def test_dot_quotes_odd_names():
     assert dot_id('a "b" \\ c') == '"a \\"b\\" \\\\ c"'
 

@@ -13,6 +13,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...outputs import SQLDraft
 from ...parsing import extract_sql
 from ...prompts import load, render
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from ...schema_ddl import DDLLayout, render_create_tables
 from ..common import macsql_schema, user_message
 
@@ -56,7 +57,7 @@ def write_sql(ctx: StepContext) -> None:
     return None
 
 
-class Baseline(Pipeline):
+class Baseline(Retrieving, Pipeline):
     name = "baseline"
     title = "Baseline (single prompt)"
     description = "One model call: schema and question in, SQL out."
@@ -65,7 +66,12 @@ class Baseline(Pipeline):
                   help="how the schema is shown: CREATE TABLE statements with example values "
                        "as comments, or MAC-SQL's column lists"),
     ]
-    steps = [Step("writer", "SQL Writer", write_sql, "Write the SQL", then=(END,))]
+    steps = [retrieval_step(then=("writer",)),
+             Step("writer", "SQL Writer", write_sql, "Write the SQL", then=(END,))]
+    # The writer's prompt holds the schema in the chosen format, the question and ~150 tokens
+    # of instructions.
+    retrieval = RetrievalSpec(forms=lambda params: [
+        lambda schema: schema_text(schema, params["schema_format"])], reserve=400)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"sql": None}

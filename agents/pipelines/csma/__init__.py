@@ -46,6 +46,8 @@ as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ..common import macsql_schema
 from . import steps
 
 
@@ -59,7 +61,7 @@ def _for_agent(fn):
     return run
 
 
-class CSMA(Pipeline):
+class CSMA(Retrieving, Pipeline):
     name = "csma"
     title = "CSMA"
     description = ("Agents each own part of the schema; in turn each merges its part with a "
@@ -83,6 +85,7 @@ class CSMA(Pipeline):
     ]
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
+        retrieval_step(then=("partition",)),
         Step("partition", "Schema owners", steps.partition, "Split the schema among agents",
              then=("extract",)),
         Step("extract", "Agent {arg}", _for_agent(steps.extract),
@@ -92,6 +95,11 @@ class CSMA(Pipeline):
         Step("generate", "Agent {arg}", _for_agent(steps.generate), "Generate SQL",
              then=("extract", END), takes_arg=True),
     ]
+
+    # An agent's prompt shows its known schema (never more than what retrieval kept) with
+    # ~300 tokens of instructions, the last SQL and a preview of its result.
+    retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
+        macsql_schema(schema))], reserve=1200)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -16,11 +16,13 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from .shared import foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
 
 
-class DeaSQL(Pipeline):
+class DeaSQL(Retrieving, Pipeline):
     name = "deasql"
     title = "DEA-SQL"
     description = ("Identifies the question's elements, filters the schema, classifies the "
@@ -55,6 +57,7 @@ class DeaSQL(Pipeline):
                        "the error (not in the paper)"),
     ]
     steps = [
+        retrieval_step(then=("elements",)),
         Step("elements", "Elements identification", elements.run,
              "Identify the question's entities", then=("information_filter",)),
         Step("information_filter", "Information filter", information_filter.run,
@@ -70,6 +73,12 @@ class DeaSQL(Pipeline):
         Step("execution_check", "Execution check", execution_check.run,
              "Run the SQL and repair it if it fails", then=(END,)),
     ]
+
+    # The classification prompt is the longest: ~2,000 tokens of instructions and examples;
+    # the SQL generation prompt adds few-shot examples.
+    retrieval = RetrievalSpec(forms=lambda params: [
+        lambda schema: table_info(schema) + "\n" + ", ".join(foreign_key_lines(schema))],
+        reserve=2600)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"entities": [], "main_metric": "", "selection": None, "key_info": [],

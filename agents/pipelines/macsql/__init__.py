@@ -10,10 +10,12 @@ Decomposer also has a compact variant (``decomposer_prompt``) for small models.
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ..common import macsql_schema
 from . import decomposer, refiner, selector
 
 
-class MacSQL(Pipeline):
+class MacSQL(Retrieving, Pipeline):
     name = "macsql"
     title = "MAC-SQL"
     description = ("Selector prunes a large schema, Decomposer solves the question through "
@@ -40,6 +42,7 @@ class MacSQL(Pipeline):
                        "paper does"),
     ]
     steps = [
+        retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
              then=("decomposer",)),
         Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL",
@@ -47,6 +50,11 @@ class MacSQL(Pipeline):
         Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it",
              then=("refiner", END)),
     ]
+
+    # The Decomposer's prompt is the longest: ~2,000 tokens of instructions and worked examples
+    # besides the schema; the Refiner's adds the SQL and its error.
+    retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
+        macsql_schema(schema))], reserve=2600)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}

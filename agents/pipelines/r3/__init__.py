@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from . import steps
 
 
-class R3Pipeline(Pipeline):
+class R3Pipeline(Retrieving, Pipeline):
     name = "r3"
     title = "R³ (Review-Rebuttal-Revision)"
     description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
@@ -49,6 +50,7 @@ class R3Pipeline(Pipeline):
         ParamSpec("stop_on_approval", True, "also stop when every reviewer approves"),
     ]
     steps = [
+        retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
         Step("execute", "Execution", steps.execute, "Execute the SQL",
              then=("fix", "invite", "review", END)),
@@ -60,6 +62,11 @@ class R3Pipeline(Pipeline):
         Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises",
              then=("execute", END)),
     ]
+
+    # The writer's dialogue grows by the SQL, its errors and the reviews: the longest the
+    # benchmark saw held ~3,400 tokens besides the schema.
+    retrieval = RetrievalSpec(forms=lambda params: [lambda schema: schema.render_ddl()],
+                              reserve=3600)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

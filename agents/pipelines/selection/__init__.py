@@ -47,11 +47,15 @@ State (``ctx.data``): ``plan``, ``priority``, ``grounding``, ``candidates`` (``n
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from .. import baseline
+from ..common import macsql_schema
+from ..deasql.shared import table_info
 from . import steps, voting
 from .generators import GENERATORS, GeneratorList
 
 
-class CandidateSelection(Pipeline):
+class CandidateSelection(Retrieving, Pipeline):
     name = "selection"
     title = "Candidate selection"
     description = ("Several writers each propose SQL; the candidates are executed, grouped by "
@@ -83,6 +87,7 @@ class CandidateSelection(Pipeline):
                   help="never use examples of the database being asked (for evaluations)"),
     ]
     steps = [
+        retrieval_step(then=("ground", "candidate")),
         Step("ground", "Value grounding", steps.ground,
              "Find the question's values in the database", then=("candidate",)),
         Step("candidate", "Candidate: {arg}", steps.candidate, "Write a candidate and run it",
@@ -99,7 +104,14 @@ class CandidateSelection(Pipeline):
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)
 
-    def first_step(self, ctx: StepContext) -> str:
+    # Generators show the schema as commented DDL, MAC-SQL column lists or DEA-SQL's table
+    # info; a repair prompt adds few-shot examples, the SQL and its error.
+    retrieval = RetrievalSpec(forms=lambda params: [
+        lambda schema: baseline.schema_text(schema, "ddl"),
+        lambda schema: "\n".join(macsql_schema(schema)),
+        table_info], reserve=3000)
+
+    def start_step(self, ctx: StepContext) -> str:
         return steps.first_step(ctx)
 
     def final_sql(self, data: dict) -> str | None:

@@ -1,0 +1,49 @@
+"""The Schema Retriever's output: what it kept for the question, what it left out, the budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..outputs.base import Output, register
+
+
+@register
+@dataclass
+class SchemaRetrieval(Output):
+    """Tables kept for the prompts (best first), the budget they had to fit, and what was
+    dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words"}``
+    (``reason``: ranked or join path; ``columns`` kept of ``of``; ``words`` the question's words
+    the table matched)."""
+
+    kind: ClassVar[str] = "schema_retrieval"
+    required: ClassVar[tuple[str, ...]] = ("kept",)
+    kept: list[dict] = field(default_factory=list)
+    dropped: int = 0                      # tables left out
+    dropped_best: list[str] = field(default_factory=list)  # the best-ranked of them
+    tables: int = 0                       # tables in the database
+    columns: int = 0                      # columns in the database
+    budget: int = 0                       # tokens the schema text could take in each prompt
+    tokens: int = 0                       # tokens the kept schema text takes
+    schema_tokens: int = 0                # tokens the whole schema text would have taken
+    context: int = 0                      # the model's context, in tokens
+    values: list[str] = field(default_factory=list)  # stored values the question names
+
+    def text_lines(self) -> list[str]:
+        lines = [f"  kept {len(self.kept)} of {self.tables} tables: about {self.tokens:,} of a "
+                 f"{self.budget:,}-token budget (the whole schema: about "
+                 f"{self.schema_tokens:,}; context {self.context:,})"]
+        for row in self.kept:
+            columns = ("all columns" if row.get("columns") == row.get("of")
+                       else f"{row.get('columns')} of {row.get('of')} columns")
+            why = "join path" if row.get("reason") == "join path" else (
+                "matches " + ", ".join(row.get("words") or []) if row.get("words")
+                else "stored value" if row.get("score") else "no match")
+            lines.append(f"  keep {row.get('table')} ({columns}; {why})")
+        if self.dropped:
+            best = ", ".join(self.dropped_best[:10])
+            lines.append(f"  dropped {self.dropped} table(s)" + (f", best ranked: {best}"
+                                                                  if best else ""))
+        if self.values:
+            lines.append("  stored values named: " + "; ".join(self.values[:5]))
+        return lines

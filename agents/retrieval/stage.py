@@ -1,0 +1,132 @@
+"""The Schema Retriever step every pipeline starts with when its schema is over the budget.
+
+A pipeline declares how its prompts show the schema and how many tokens of its longest prompt
+are not schema (:class:`RetrievalSpec`); the schema budget is the model's context less that,
+less the answer's share and the question. A schema within the budget goes to the pipeline
+untouched -- no step, no change to a single prompt byte. A larger one makes ``retrieve`` the
+first step: it ranks the tables for the question (:mod:`.ranking`, stored values included),
+keeps what fits (:mod:`.fit`) and stores the selection in the run's state under
+:data:`STATE_KEY`, where :attr:`StepContext.schema <agents.step_context.StepContext.schema>`
+picks it up, so every later agent -- MAC-SQL's Selector, CSMA's partition, a writer -- sees the
+kept part as its whole schema. Being a declared step, it is drawn in each pipeline's graph,
+shown in the trace and resumable like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..engine import Step, StepContext, StepError
+from ..schema import Schema
+from ..step_context import RETRIEVED_SCHEMA as STATE_KEY
+from ..token_budget import answer_tokens, context_size, estimate_tokens
+from ..value_grounding import GroundingLimits, ground_question
+from .fit import NothingFits, fit, form_cost
+from .outputs import SchemaRetrieval
+from .ranking import rank
+
+RETRIEVE = "retrieve"
+QUESTION_COPIES = 2      # a prompt may hold the question twice (asked, then restated)
+# A table scoring under this share of the best one is left out even when it would fit: a word
+# as common as "name" matches hundreds of tables, and every table kept costs the model time.
+RELATIVE_FLOOR = 0.2
+SHOWN_DROPPED = 30       # best-ranked dropped tables named in the output
+GROUNDING = GroundingLimits(budget_seconds=1.5)
+
+Forms = Callable[[dict], list[Callable[[Schema], str]]]
+
+
+@dataclass(frozen=True)
+class RetrievalSpec:
+    """How a pipeline's prompts hold the schema.
+
+    ``forms(params)`` gives the renderings of a schema its prompts use (the longest counts);
+    ``reserve`` is the most tokens any one of its prompts holds besides the schema and the
+    question: instructions, few-shot examples, a dialogue's later turns, a result preview.
+    """
+
+    forms: Forms
+    reserve: int
+
+
+def schema_budget(ctx: StepContext, spec: RetrievalSpec) -> int:
+    """Tokens the schema text may take in this run's prompts."""
+    asked = estimate_tokens(f"{ctx.question}\n{ctx.evidence or ''}")
+    return (context_size(ctx.llm) - answer_tokens(ctx.llm) - spec.reserve
+            - QUESTION_COPIES * asked)
+
+
+def schema_tokens(ctx: StepContext, spec: RetrievalSpec, schema: Schema) -> int:
+    return form_cost(spec.forms(ctx.params))(schema)
+
+
+def over_budget(ctx: StepContext, spec: RetrievalSpec) -> bool:
+    """Whether the database's whole schema is too long for this run's prompts."""
+    return schema_tokens(ctx, spec, ctx.db.schema) > schema_budget(ctx, spec)
+
+
+class Retrieving:
+    """Mixed into a :class:`~agents.engine.Pipeline` whose ``steps`` start with
+    :func:`retrieval_step`: the run starts there only when the schema is over the budget, and
+    otherwise at :meth:`start_step`, exactly as the pipeline would without retrieval."""
+
+    retrieval: RetrievalSpec
+
+    def first_step(self, ctx: StepContext) -> str:
+        return RETRIEVE if over_budget(ctx, self.retrieval) else self.start_step(ctx)
+
+    def start_step(self, ctx: StepContext) -> str:
+        """The pipeline's own first step (after retrieval)."""
+        return next(s.name for s in self.steps if s.name != RETRIEVE)
+
+
+def retrieval_step(then: tuple[str, ...]) -> Step:
+    """The ``retrieve`` step, followed by one of ``then`` (the pipeline's possible starts)."""
+    return Step(RETRIEVE, "Schema Retriever", retrieve,
+                "Keep the tables the question needs within the prompt budget", then=then)
+
+
+def retrieve(ctx: StepContext) -> str:
+    spec: RetrievalSpec = ctx.pipeline.retrieval
+    schema = ctx.db.schema
+    budget = schema_budget(ctx, spec)
+    whole = schema_tokens(ctx, spec, schema)
+    ctx.set_inputs(tables=len(schema.tables), columns=sum(len(t.columns) for t in schema.tables),
+                   budget=budget, schema_tokens=whole)
+    if budget <= 0:
+        raise StepError(f"the prompts leave no room for any schema: the model's context of "
+                        f"{context_size(ctx.llm):,} tokens is taken by the instructions, the "
+                        f"answer and the question; raise the context (n_ctx, STUDIO_N_CTX)")
+    grounding = ground_question(ctx.db, ctx.question, GROUNDING)
+    ranking = rank(schema, ctx.question, ctx.evidence, grounding.matches)
+    best = max(ranking.scores.values(), default=0.0)
+    order = [name for name in ranking.order
+             if ranking.scores[name] > 0 and ranking.scores[name] >= RELATIVE_FLOOR * best]
+    if not order:
+        ctx.note("no table matches the question's words or values: tables kept in "
+                 "database order")
+        order = list(ranking.order)
+    try:
+        result = fit(schema, order, ranking.columns, form_cost(spec.forms(ctx.params)), budget)
+    except NothingFits as exc:
+        raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
+                        f"context (n_ctx, STUDIO_N_CTX) or ask about a smaller database") from None
+    ctx.data[STATE_KEY] = result.selection
+    kept = schema.subset(result.selection)
+    ctx.set_output(SchemaRetrieval(
+        kept=[_row(schema, kept, name, result.reasons[name], ranking) for name in
+              sorted((t.name for t in kept.tables), key=ranking.order.index)],
+        dropped=len(schema.tables) - len(kept.tables),
+        dropped_best=[n for n in ranking.order if n not in result.selection
+                      and ranking.scores[n] > 0][:SHOWN_DROPPED],
+        tables=len(schema.tables), columns=sum(len(t.columns) for t in schema.tables),
+        budget=budget, tokens=result.tokens, schema_tokens=whole,
+        context=context_size(ctx.llm), values=[m.condition() for m in grounding.matches]))
+    return ctx.pipeline.start_step(ctx)
+
+
+def _row(schema: Schema, kept: Schema, name: str, reason: str, ranking) -> dict:
+    return {"table": name, "reason": reason, "score": round(ranking.scores.get(name, 0.0), 3),
+            "columns": len(kept.table(name).columns), "of": len(schema.table(name).columns),
+            "words": ranking.matched.get(name, [])}

@@ -1,0 +1,243 @@
+"""Schema retrieval: a schema larger than the model's context is cut down to what the question
+needs, every prompt of every pipeline stays within the context, and a schema that fits changes
+not one byte of any prompt."""
+
+from __future__ import annotations
+
+import glob
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agents.config import Settings
+from agents.database import open_database
+from agents.engine import run_to_end, start_run
+from agents.llm import make_client
+from agents.pipelines import list_pipelines
+from agents.retrieval import NothingFits, Retrieving, fit, rank
+from agents.retrieval.fit import form_cost
+from agents.schema import introspect
+from agents.token_budget import message_tokens
+from dbfactory import SINGERS_SQL, build_wide_db, make_db, wide_schema_sql
+from prompt_markers import (DEA_ACTIVE, DEA_CLASSIFY, DEA_CORRECT, DEA_ELEMENTS, DEA_FILTER,
+                            DEA_GENERATE, MAC_DECOMPOSE, R3_EXEC_ERROR, SELECT_CHOICE)
+from scripted_llm import ScriptedLLM, last_user_message, prompt_text
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "What are the names of singers from France who sang in the Spring concert?"
+SQL = ("SELECT s.name FROM singer AS s JOIN singer_in_concert AS sc ON sc.singer_id = "
+       "s.singer_id JOIN concert AS c ON c.concert_id = sc.concert_id "
+       "WHERE s.country = 'France' AND c.concert_name = 'Spring'")
+CONTEXT = 8192
+
+
+def sql_block(sql: str = SQL) -> str:
+    return f"```sql\n{sql}\n```"
+
+
+def answer(req: dict) -> str:
+    """A reply in the form each agent of each pipeline asks for, about the singer tables."""
+    first = str(req["messages"][0].get("content") or "")
+    text = prompt_text(req)
+    if R3_EXEC_ERROR in last_user_message(req) and len(req["messages"]) > 1:
+        return sql_block()
+    if SELECT_CHOICE in first:
+        return json.dumps({"reasoning": "A joins the concerts", "choice": "A"})
+    if DEA_ELEMENTS in text:
+        return json.dumps({"entities": ["singer", "France", "Spring"], "query": QUESTION})
+    if DEA_FILTER in text:
+        return json.dumps({"Required table information": [
+            {"Table name": t, "All field names required by SQL under this table": []}
+            for t in ("singer", "concert", "singer_in_concert")]})
+    if DEA_CLASSIFY in text:
+        return "Three tables.\nLabel: JOIN, NON-NESTED"
+    if DEA_GENERATE in text or DEA_CORRECT in text:
+        return json.dumps({"sql": SQL})
+    if DEA_ACTIVE in text:
+        return f"Not an extremum problem. The modified SQL: {SQL}"
+    if MAC_DECOMPOSE in text or "generate the SQL after thinking step by step" in text:
+        return f"Sub question 1: {QUESTION}\nSQL\n{sql_block()}\nQuestion Solved."
+    if first.startswith("As an experienced and professional database administrator"):
+        return json.dumps({"singer": "keep_all", "concert": "keep_all",
+                           "singer_in_concert": "keep_all"})
+    if first.startswith("You are one of several database agents"):
+        return json.dumps({"singer": ["name", "country"], "concert": ["concert_name"],
+                           "singer_in_concert": ["singer_id", "concert_id"]})
+    if first.startswith("You are a SQLite expert checking"):
+        return json.dumps({"verdict": "correct", "reason": "joins all three tables"})
+    if first.startswith("You are the manager of a Database project"):
+        return "```json\n" + json.dumps({"Reviewer Ada": "Data Analyst"}) + "\n```"
+    if "Review the SQL from your expertise" in text and "Reviewers commented" not in text:
+        return "COMMENT: Right.\nVERDICT: approve"
+    return f"The singers from France in the Spring concert.\n{sql_block()}"
+
+
+def client(server: ScriptedLLM, **settings):
+    return make_client(Settings(provider="openai", base_url=server.base_url, api_key="k",
+                                model="scripted-model", cache=False, max_retries=0,
+                                request_timeout=30.0, **settings))
+
+
+@pytest.fixture(scope="module")
+def wide_path(tmp_path_factory) -> Path:
+    return build_wide_db(tmp_path_factory.mktemp("wide") / "wide.sqlite", tables=1000)
+
+
+@pytest.fixture(scope="module")
+def wide(wide_path):
+    database = open_database(wide_path)
+    yield database
+    database.close()
+
+
+# -- the token estimate -------------------------------------------------------------------------
+
+def recorded_calls():
+    for path in glob.glob(str(ROOT / "bench" / "results" / "*" / "results.jsonl")):
+        for line in Path(path).read_text().splitlines():
+            for event in json.loads(line)["run"]["events"]:
+                for call in event.get("calls", []):
+                    if call.get("prompt_tokens") and not call.get("cached"):
+                        yield call["messages"], call["prompt_tokens"]
+
+
+def test_the_estimate_never_counts_fewer_tokens_than_the_model_did():
+    calls = list(recorded_calls())
+    if not calls:
+        pytest.skip("no recorded benchmark runs")
+    ratios = [message_tokens(messages) / real for messages, real in calls]
+    assert min(ratios) >= 1.0, "the estimate let a prompt through as shorter than it was"
+    assert sorted(ratios)[len(ratios) // 2] < 1.5, "the estimate wastes the context"
+
+
+# -- ranking and fitting ------------------------------------------------------------------------
+
+def test_the_tables_a_question_needs_rank_first_among_a_thousand_distractors(tmp_path):
+    schema = introspect(sqlite3.connect(make_db(tmp_path / "w.sqlite", wide_schema_sql(1000))),
+                        "wide")
+    ranking = rank(schema, QUESTION)
+    assert set(ranking.order[:3]) == {"singer", "concert", "singer_in_concert"}
+    assert "country" in ranking.columns["singer"]  # 'France' is one of its example values
+    assert ranking.scores[ranking.order[3]] < 0.2 * ranking.scores[ranking.order[0]]
+
+
+BRIDGED = """
+CREATE TABLE performer (performer_id INTEGER PRIMARY KEY, name TEXT, nation TEXT);
+CREATE TABLE appearance (a_id INTEGER PRIMARY KEY,
+                         who INTEGER REFERENCES performer(performer_id),
+                         what INTEGER REFERENCES festival(festival_id));
+CREATE TABLE festival (festival_id INTEGER PRIMARY KEY, title TEXT, year INTEGER);
+CREATE TABLE weather (day TEXT, rain REAL);
+"""
+
+
+def test_the_join_path_between_kept_tables_is_kept(tmp_path):
+    schema = introspect(sqlite3.connect(make_db(tmp_path / "b.sqlite", BRIDGED)), "b")
+    cost = form_cost([lambda s: s.render_ddl()])
+    kept = fit(schema, ["performer", "festival"], {}, cost, budget=10_000)
+    assert kept.reasons == {"performer": "ranked", "festival": "ranked",
+                            "appearance": "join path"}
+    assert "weather" not in kept.selection
+    # a table whose join path does not fit is left out rather than kept unjoinable
+    alone = cost(schema.subset({"performer": "keep_all", "festival": "keep_all"}))
+    kept = fit(schema, ["performer", "festival"], {}, cost, budget=alone + 5)
+    assert list(kept.selection) == ["performer"]
+
+
+def test_a_table_too_wide_for_the_budget_keeps_its_keys_and_named_columns(tmp_path):
+    columns = ", ".join(f"measure_{i} REAL" for i in range(300))
+    schema = introspect(sqlite3.connect(make_db(
+        tmp_path / "x.sqlite", f"CREATE TABLE readings (reading_id INTEGER PRIMARY KEY, "
+                               f"station TEXT, {columns});")), "x")
+    cost = form_cost([lambda s: s.render_ddl()])
+    kept = fit(schema, ["readings"], {"readings": ["station"]}, cost, budget=200)
+    assert kept.selection == {"readings": ["station"]}
+    assert schema.subset(kept.selection).table("readings").column_names() == [
+        "reading_id", "station"]
+    with pytest.raises(NothingFits, match="smallest candidate needs about"):
+        fit(schema, ["readings"], {}, cost, budget=200)
+
+
+# -- every pipeline on a 1,000-table schema -------------------------------------------------------
+
+@pytest.mark.parametrize("pipeline", list_pipelines(), ids=lambda p: p.name)
+def test_no_pipeline_sends_a_prompt_over_the_context(pipeline, wide):
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        llm = client(server, n_ctx=CONTEXT)
+        run = run_to_end(start_run(pipeline, QUESTION, wide, llm))
+        assert run.status == "done", run.error
+        retrieval = run.events[0]
+        assert retrieval.step == "retrieve" and retrieval.kind == "schema_retrieval"
+        kept = {row["table"] for row in retrieval.output.kept}
+        assert {"singer", "concert", "singer_in_concert"} <= kept
+        assert retrieval.output.dropped >= 990 and retrieval.output.tokens <= \
+            retrieval.output.budget
+        assert len(run.events) > 1 and server.requests
+        assert max(server.prompt_tokens) + 1024 <= CONTEXT, "a prompt left no room to answer"
+        assert run.final_sql and run.result["ok"]
+
+
+def test_the_whole_schema_would_not_have_fitted(wide):
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        llm = client(server, n_ctx=CONTEXT)
+        from agents.pipelines.baseline import PIPELINE
+
+        class Unretrieved(type(PIPELINE)):
+            def first_step(self, ctx):
+                return self.start_step(ctx)
+
+        run = run_to_end(start_run(Unretrieved(), QUESTION, wide, llm))
+        assert run.status == "failed" and "does not fit the model's context" in run.error
+        assert not server.requests, "the over-long prompt was sent"
+
+
+def test_a_clear_message_when_no_table_fits(tmp_path):
+    columns = ", ".join(f"singer_measure_{i} REAL" for i in range(1500))
+    db = open_database(make_db(tmp_path / "huge.sqlite",
+                               f"CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, {columns});"))
+    try:
+        with ScriptedLLM(context_size=CONTEXT) as server:
+            from agents.pipelines.baseline import PIPELINE
+
+            run = run_to_end(start_run(PIPELINE, "How old are the performers?", db,
+                                       client(server, n_ctx=CONTEXT)))
+            assert run.status == "failed"
+            assert "too large for the model's context" in run.error
+            assert "n_ctx" in run.error and "Traceback" not in run.error
+            assert not server.requests
+            run = run_to_end(start_run(PIPELINE, "How old are the performers?", db,
+                                       client(server, n_ctx=1200)))
+            assert "leave no room for any schema" in run.error
+    finally:
+        db.close()
+
+
+# -- a schema that fits ---------------------------------------------------------------------------
+
+def sent_prompts(pipeline, db, retrieving: bool) -> list[list[dict]]:
+    original = Retrieving.first_step
+    if not retrieving:  # the pipeline as it was before retrieval existed
+        Retrieving.first_step = lambda self, ctx: self.start_step(ctx)
+    try:
+        with ScriptedLLM(context_size=CONTEXT) as server:
+            server.when(lambda req: True, answer)
+            run = run_to_end(start_run(pipeline, QUESTION, db, client(server, n_ctx=CONTEXT)))
+            assert all(e.step != "retrieve" for e in run.events)
+            return [req["messages"] for req in server.requests]
+    finally:
+        Retrieving.first_step = original
+
+
+@pytest.mark.parametrize("pipeline", list_pipelines(), ids=lambda p: p.name)
+def test_prompts_are_byte_identical_when_the_schema_fits(pipeline, sample_dbs):
+    db = open_database(sample_dbs / "shop.sqlite")
+    try:
+        with_retrieval = sent_prompts(pipeline, db, retrieving=True)
+        assert with_retrieval == sent_prompts(pipeline, db, retrieving=False)
+        assert with_retrieval
+    finally:
+        db.close()
