@@ -73,7 +73,11 @@ def start_job(label: str, work: Callable[[Job], Any], save: Callable[[Any], None
     """Run ``work(job)`` in a daemon thread; its return value is saved, then becomes
     ``job.result``. ``save`` runs in the worker, so a result is stored even when the user has
     left the page by the time it ends."""
-    job = Job(label=label, control=control or RunControl())
+    return _start(Job(label=label, control=control or RunControl()), work, save)
+
+
+def _start(job: Job, work: Callable[[Job], Any], save: Callable[[Any], None]) -> Job:
+    label = job.label
 
     def worker() -> None:
         try:
@@ -99,8 +103,8 @@ def run_job(name: str, items: Callable[[RunControl], Iterator], save: Callable[[
     given the job's control. It is called here, so the run exists (``job.control.run``, with the
     steps a resumed run keeps) before the job is returned."""
     control = RunControl()
-    started: list[Job] = []  # the job, once it exists (partials before that are dropped)
-    control.on_partial = lambda item: started and started[0].emit(name, item)
+    job = Job(label="run", control=control)
+    control.on_partial = lambda item: job.emit(name, item)
     stream = items(control)
 
     def work(job: Job) -> Run | None:
@@ -111,9 +115,7 @@ def run_job(name: str, items: Callable[[RunControl], Iterator], save: Callable[[
                 run = item.run
         return run
 
-    job = start_job("run", work, save, control=control)
-    started.append(job)
-    return job
+    return _start(job, work, save)
 
 
 def stop_job(job: Job, save: Callable[[Any], None], grace: float = 0.5) -> Any:

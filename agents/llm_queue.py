@@ -89,6 +89,11 @@ def queue_for(endpoint: str) -> ModelQueue:
         return queue
 
 
+def waiting_message(ahead: int) -> str:
+    """What a run waiting for its turn shows: 'waiting for the model: 1 run ahead'."""
+    return f"waiting for the model: {ahead} run{'s' if ahead != 1 else ''} ahead"
+
+
 def is_local(base_url: str) -> bool:
     """Whether ``base_url`` points at this machine (a server that shares our CPU)."""
     host = (urlsplit(base_url).hostname or "").lower()
