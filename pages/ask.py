@@ -86,6 +86,8 @@ def _launch(pipeline, db_key: str, db, items) -> None:
     st.session_state[JOB] = run_job(
         pipeline.name, lambda control: items(llm, limits, services, control), _saver())
     st.session_state[JOB_DB] = db_key
+    st.session_state.pop(RUN, None)  # the previous run leaves the page (it is in History)
+    st.session_state.pop(RUN_DB, None)
 
 
 def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
@@ -145,6 +147,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             st.error("Type a question first.")
         else:
             _start(pipeline, db_key, db, question, evidence, params)
+            if _active_job() is not None and not _active_job().finished:
+                st.rerun()  # draw the page again as it is now: Run disabled, Stop shown
 
 
 run_through_app()
@@ -160,43 +164,50 @@ with left:
 with right:
     _question_box(db_key, db, running)
 
-job = _active_job()
-drawn_live = False
-if job is not None:
-    st.divider()
-    st.subheader("Agent steps")
-    expand = _expand_toggle()
-    if not job.finished:
-        stop_slot = st.empty()
-        stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
-                         help="Stop now; a model call in flight is abandoned, the steps so far "
-                              "are kept.")
-        live.follow(job, expanded=expand)
-        stop_slot.empty()
-        drawn_live = True
-    finished = live.settle(job, JOB)
-    if finished is not None:
-        if not drawn_live:
-            ui_trace.render_trace(finished.events, expanded=expand)
-            drawn_live = True
-        st.session_state[RUN] = finished
-        st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
-
-run = st.session_state.get(RUN)
-if run is not None:
-    if not drawn_live:
+# One slot holds the run on screen, finished or running, so a new run replaces the previous
+# one's steps, answer and chart at once instead of leaving them faded under it (the previous
+# run stays in History).
+with st.empty().container():
+    job = _active_job()
+    drawn_live = finished_live = False
+    if job is not None:
         st.divider()
         st.subheader("Agent steps")
         expand = _expand_toggle()
-        st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
-        ui_trace.render_trace(run.events, expanded=expand)
-    ui_trace.render_graph(run)
-    run_db_key = st.session_state.get(RUN_DB)
-    answer_pane(run, run_db_key)
-    run_db = ui_databases.resolve(run_db_key)
-    request = ui_resume.edit_and_resume(
-        run, run_db.schema.table_names() if run_db is not None else [])
-    if request is not None:
-        _resume(run, run_db_key, request)
-        if _active_job() is not None:
-            st.rerun()
+        if not job.finished:
+            stop_slot = st.empty()
+            stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
+                             help="Stop now; a model call in flight is abandoned, the steps so far "
+                                  "are kept.")
+            live.follow(job, expanded=expand)
+            stop_slot.empty()
+            drawn_live = True
+            finished_live = True
+        finished = live.settle(job, JOB)
+        if finished is not None:
+            if not drawn_live:
+                ui_trace.render_trace(finished.events, expanded=expand)
+                drawn_live = True
+            st.session_state[RUN] = finished
+            st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
+            if finished_live and not job.save_error:
+                st.rerun()  # draw the page as it is now: Run enabled again, Stop gone
+
+    run = st.session_state.get(RUN)
+    if run is not None:
+        if not drawn_live:
+            st.divider()
+            st.subheader("Agent steps")
+            expand = _expand_toggle()
+            st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
+            ui_trace.render_trace(run.events, expanded=expand)
+        ui_trace.render_graph(run)
+        run_db_key = st.session_state.get(RUN_DB)
+        answer_pane(run, run_db_key)
+        run_db = ui_databases.resolve(run_db_key)
+        request = ui_resume.edit_and_resume(
+            run, run_db.schema.table_names() if run_db is not None else [])
+        if request is not None:
+            _resume(run, run_db_key, request)
+            if _active_job() is not None:
+                st.rerun()
