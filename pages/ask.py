@@ -169,7 +169,7 @@ with right:
 # run stays in History).
 with st.empty().container():
     job = _active_job()
-    drawn_live = finished_live = False
+    drawn_live = False
     if job is not None:
         st.divider()
         st.subheader("Agent steps")
@@ -182,7 +182,6 @@ with st.empty().container():
             live.follow(job, expanded=expand)
             stop_slot.empty()
             drawn_live = True
-            finished_live = True
         finished = live.settle(job, JOB)
         if finished is not None:
             if not drawn_live:
@@ -190,8 +189,9 @@ with st.empty().container():
                 drawn_live = True
             st.session_state[RUN] = finished
             st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
-            if finished_live and not job.save_error:
-                st.rerun()  # draw the page as it is now: Run enabled again, Stop gone
+            if running and not job.save_error:
+                # Run was drawn disabled for this job: draw the page as it is now
+                st.rerun()
 
     run = st.session_state.get(RUN)
     if run is not None:
