@@ -164,13 +164,16 @@ with left:
 with right:
     _question_box(db_key, db, running)
 
-# One slot holds the run on screen, finished or running, so a new run replaces the previous
-# one's steps, answer and chart at once instead of leaving them faded under it (the previous
-# run stays in History).
-with st.empty().container():
-    job = _active_job()
-    drawn_live = False
-    if job is not None:
+# A running job and the finished run each have their own slot. A slot with nothing to draw in a
+# script run is left as it is, empty, which removes what it showed at once: a new run replaces the
+# previous one's steps, answer and chart instead of leaving them faded under it (the previous
+# run stays in History). One slot reused for both would keep the old elements until the new
+# run's script run ends.
+live_slot, run_slot = st.empty(), st.empty()
+job = _active_job()
+drawn_live = False
+if job is not None:
+    with live_slot.container():
         st.divider()
         st.subheader("Agent steps")
         expand = _expand_toggle()
@@ -193,8 +196,9 @@ with st.empty().container():
                 # Run was drawn disabled for this job: draw the page as it is now
                 st.rerun()
 
-    run = st.session_state.get(RUN)
-    if run is not None:
+run = st.session_state.get(RUN)
+if run is not None:
+    with run_slot.container():
         if not drawn_live:
             st.divider()
             st.subheader("Agent steps")

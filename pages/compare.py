@@ -134,11 +134,13 @@ with right:
                 st.session_state.pop(RESULT, None)  # the previous comparison leaves the page
                 st.rerun()  # draw the page as it is now: Compare disabled, Stop shown
 
-# One slot for the comparison on screen, running or finished: a new one replaces the previous
-# one at once instead of leaving it faded under it.
-with st.empty().container():
-    job = st.session_state.get(JOB)
-    if isinstance(job, Job):
+# The running comparison and the finished one each have their own slot; a slot with nothing to
+# draw stays empty, which removes the previous comparison at once instead of leaving it faded
+# under the new one while that runs.
+live_slot, result_slot = st.empty(), st.empty()
+job = st.session_state.get(JOB)
+if isinstance(job, Job):
+    with live_slot.container():
         st.divider()
         if not job.finished:
             st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
@@ -150,8 +152,9 @@ with st.empty().container():
             st.session_state[RESULT] = finished
             st.rerun()
 
-    result = st.session_state.get(RESULT)
-    if isinstance(result, ComparisonResult):
+result = st.session_state.get(RESULT)
+if isinstance(result, ComparisonResult):
+    with result_slot.container():
         st.divider()
         st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
         _outcomes(result)

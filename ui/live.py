@@ -110,7 +110,9 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
             if details and partial is not shown:
                 draw_partial(slot, partial)
                 entry[4] = partial
-            block.update(label=_running_label(started, since, partial))
+            # The running step stays open while its text grows (an update without
+            # ``expanded`` folds the block in the browser).
+            block.update(label=_running_label(started, since, partial), expanded=details)
         time.sleep(POLL_S)
 
 
