@@ -79,7 +79,8 @@ def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidenc
     """Run each pipeline in turn (the model serves one request at a time anyway).
 
     ``on_item(pipeline_name, item)`` receives every StepStarted/StepEvent/RunFinished as it
-    happens, and the running step's StepPartial items as its model writes. A pipeline that fails, even with an unexpected exception, becomes an outcome with
+    happens, and the running step's StepPartial items as its model writes. A pipeline that
+    fails, even with an unexpected exception, becomes an outcome with
     its error; it never stops the others.
     """
     comparison = ComparisonResult(question=question, db_name=db.name, evidence=evidence or "")

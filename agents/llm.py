@@ -31,7 +31,6 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-import httpx2
 import openai
 
 from . import llm_stream
@@ -50,7 +49,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SDK_FIRST_PAUSE = 0.5  # seconds: the SDK's first retry pause, scaled by retry_base_delay
 
 TextListener = Callable[[str], None]
 WaitListener = Callable[[int], None]
@@ -70,23 +68,6 @@ class LLMReply:
         return asdict(self)
 
 
-def _retry_pause(seconds: float) -> float:
-    """The pause before an SDK retry (a module function so tests can observe the pauses)."""
-    return seconds
-
-
-class _SDK(openai.OpenAI):
-    """The SDK client, its backoff scaled by ``retry_base_delay`` (the policy is the SDK's)."""
-
-    retry_scale = 1.0
-
-    def _calculate_retry_timeout(self, remaining_retries, options, response_headers=None):
-        seconds = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
-        if self._parse_retry_after_header(response_headers) is None:
-            seconds *= self.retry_scale
-        return _retry_pause(seconds)
-
-
 class LLMClient:
     """Chat completions with streaming, retries, structured output, accounting and caching."""
 
@@ -98,14 +79,7 @@ class LLMClient:
         self.cache = cache
         self._endpoint = (f"local:{settings.local_variant}" if settings.provider == "local"
                           else self.base_url)
-        # The guard of each call ends it (agents.llm_stream); the HTTP timeouts are a backstop
-        # behind it, except for connecting, which fails fast.
-        backstop = max(settings.call_timeout, settings.request_timeout) + 30.0
-        timeout = httpx2.Timeout(backstop, connect=min(settings.request_timeout, 30.0))
-        self._sdk = _SDK(base_url=self.base_url, api_key=settings.api_key or "not-needed",
-                         timeout=timeout, max_retries=settings.max_retries,
-                         http_client=llm_stream.http_client(timeout))
-        self._sdk.retry_scale = settings.retry_base_delay / SDK_FIRST_PAUSE
+        self._sdk = llm_stream.sdk_client(settings, self.base_url)
         self._lock = threading.Lock()
         self._json_level = (0 if settings.json_mode == "auto"
                             else JSON_LEVELS.index(settings.json_mode))

@@ -17,7 +17,9 @@ socket through httpcore's ``trace`` hook when the connection is opened (every gu
 gets a fresh connection, so a request still waiting for its response headers can be ended
 too). :class:`GuardedTransport` also makes sure the SDK never re-sends a request that was
 ended this way or that timed out: it raises such failures as SDK errors, which the SDK passes
-on without retrying, while connection failures and 429/5xx keep the SDK's own retry policy.
+on without retrying, while connection failures and 429/5xx keep the SDK's own retry policy
+(:func:`sdk_client` builds the SDK client on this transport, its pauses scaled by
+``retry_base_delay``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import httpx2
 import openai
 
 TICK = 0.05  # seconds between the guard's checks
+SDK_FIRST_PAUSE = 0.5  # seconds: the SDK's first retry pause, scaled by retry_base_delay
 
 _current = threading.local()  # the guard of the call the current thread is making
 
@@ -167,3 +170,32 @@ def http_client(timeout: httpx2.Timeout) -> httpx2.Client:
                                                       max_keepalive_connections=0))
     return httpx2.Client(transport=GuardedTransport(inner), timeout=timeout,
                          follow_redirects=True)
+
+
+def _retry_pause(seconds: float) -> float:
+    """The pause before an SDK retry (a module function so tests can observe the pauses)."""
+    return seconds
+
+
+class _SDK(openai.OpenAI):
+    """The SDK client, its backoff scaled by ``retry_base_delay`` (the policy is the SDK's)."""
+
+    retry_scale = 1.0
+
+    def _calculate_retry_timeout(self, remaining_retries, options, response_headers=None):
+        seconds = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+        if self._parse_retry_after_header(response_headers) is None:
+            seconds *= self.retry_scale
+        return _retry_pause(seconds)
+
+
+def sdk_client(settings, base_url: str) -> openai.OpenAI:
+    """The ``openai`` client of an :class:`~agents.llm.LLMClient`: the SDK's retries
+    (``max_retries``), the guarded transport, and HTTP timeouts that are only a backstop behind
+    each call's guard, except for connecting, which fails fast."""
+    backstop = max(settings.call_timeout, settings.request_timeout) + 30.0
+    timeout = httpx2.Timeout(backstop, connect=min(settings.request_timeout, 30.0))
+    sdk = _SDK(base_url=base_url, api_key=settings.api_key or "not-needed", timeout=timeout,
+               max_retries=settings.max_retries, http_client=http_client(timeout))
+    sdk.retry_scale = settings.retry_base_delay / SDK_FIRST_PAUSE
+    return sdk

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from agents import llm as llm_module
+from agents import llm_stream
 from agents.config import Settings
 from agents.llm import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
                         LLMModelNotFound, LLMReply, LLMTimeout, make_client)
@@ -33,7 +34,7 @@ def delays(monkeypatch):
         seen.append(seconds)
         return 0.0
 
-    monkeypatch.setattr(llm_module, "_retry_pause", pause)
+    monkeypatch.setattr(llm_stream, "_retry_pause", pause)
     return seen
 
 
