@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from .engine import ExecLimits, Pipeline, start_run
 from .events import RunFinished, StepEvent, StepStarted
-from .textview import TerminalSafe, render_event, render_outcome, terminal_text
+from .textview import LiveText, TerminalSafe, render_event, render_outcome, terminal_text
 
 PROG = "python -m agents"
 MAX_QUESTION_CHARS = 20_000
@@ -229,6 +229,9 @@ def _register_ask(sub) -> None:
     add_question_options(p, param_metavar="NAME=VALUE", param_help="pipeline parameter "
                          "(repeatable)", json_help="print the whole run trace as JSON",
                          max_rows=20, max_rows_help="result rows to show")
+    p.add_argument("--no-stream", action="store_true",
+                   help="do not print the model's output as it is written, only each finished "
+                        "step")
     p.set_defaults(func=cmd_ask)
 
 
@@ -260,10 +263,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     out = sys.stdout
     run = None
     cancel = threading.Event()
+    live = None if (args.json or args.no_stream) else LiveText(out)
     items = start_run(pipeline, question, db, llm, evidence=args.evidence, params=params,
-                      limits=limits, cancel=cancel, services=example_services(args, db))
+                      limits=limits, cancel=cancel, services=example_services(args, db),
+                      on_partial=live)
     try:
         for item in items:
+            if live is not None:
+                live.end()
             if isinstance(item, RunFinished):
                 run = item.run
             elif not args.json:

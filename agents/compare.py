@@ -79,7 +79,8 @@ def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidenc
     """Run each pipeline in turn (the model serves one request at a time anyway).
 
     ``on_item(pipeline_name, item)`` receives every StepStarted/StepEvent/RunFinished as it
-    happens. A pipeline that fails, even with an unexpected exception, becomes an outcome with
+    happens, and the running step's StepPartial items as its model writes. A pipeline that
+    fails, even with an unexpected exception, becomes an outcome with
     its error; it never stops the others.
     """
     comparison = ComparisonResult(question=question, db_name=db.name, evidence=evidence or "")
@@ -90,7 +91,9 @@ def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidenc
         try:
             items = start_run(pipeline, question, db, llm, evidence=evidence,
                               params=params_by_pipeline.get(pipeline.name), limits=limits,
-                              services=services, cancel=cancel)
+                              services=services, cancel=cancel,
+                              on_partial=(None if on_item is None else
+                                          lambda item, name=pipeline.name: on_item(name, item)))
             if on_item is not None:
                 items = _tap(items, pipeline.name, on_item)
             run = run_to_end(items)

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 PROVIDERS = ("local", "openai")
 LOCAL_VARIANTS = ("1.5b", "0.5b")
 JSON_MODES = ("auto", "json_schema", "json_object", "none")
+QUEUE_MODES = ("auto", "on", "off")
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 # Environment variable for each setting. STUDIO_CACHE is taken (the cache *folder*, see
@@ -36,6 +37,11 @@ ENV_VARS = {
     "temperature": "STUDIO_TEMPERATURE",
     "max_tokens": "STUDIO_MAX_TOKENS",
     "request_timeout": "STUDIO_REQUEST_TIMEOUT",
+    "stream": "STUDIO_STREAM",
+    "first_token_timeout": "STUDIO_FIRST_TOKEN_TIMEOUT",
+    "idle_timeout": "STUDIO_IDLE_TIMEOUT",
+    "call_timeout": "STUDIO_CALL_TIMEOUT",
+    "model_queue": "STUDIO_MODEL_QUEUE",
     "max_retries": "STUDIO_MAX_RETRIES",
     "retry_base_delay": "STUDIO_RETRY_BASE_DELAY",
     "json_mode": "STUDIO_JSON_MODE",
@@ -59,9 +65,18 @@ class Settings:
     local_variant: str = "1.5b"
     temperature: float = 0.0
     max_tokens: int = 1024
+    # Quick requests (the model list) and, with stream = false, a whole answer.
     request_timeout: float = 120.0
+    # Streamed answers: the first token may take as long as the prompt takes to read (a
+    # 2.5k-token prompt can need minutes on a busy 2-core CPU), then tokens come steadily;
+    # see agents/llm_stream.py.
+    stream: bool = True
+    first_token_timeout: float = 600.0
+    idle_timeout: float = 60.0
+    call_timeout: float = 1800.0
+    model_queue: str = "auto"  # auto: one request at a time to a server on this machine
     max_retries: int = 3
-    retry_base_delay: float = 1.0
+    retry_base_delay: float = 0.5  # first pause of the SDK's backoff (its own default)
     json_mode: str = "auto"
     cache: bool = True
     cache_path: str | None = None
@@ -237,6 +252,11 @@ def _validate(s: Settings) -> None:
         bad(f"max_tokens must be at least 1, not {s.max_tokens}")
     if s.request_timeout <= 0:
         bad(f"request_timeout must be a positive number of seconds, not {s.request_timeout}")
+    for name in ("first_token_timeout", "idle_timeout", "call_timeout"):
+        if getattr(s, name) <= 0:
+            bad(f"{name} must be a positive number of seconds, not {getattr(s, name)}")
+    if s.model_queue not in QUEUE_MODES:
+        bad(f"model_queue must be one of {', '.join(QUEUE_MODES)}, not {s.model_queue!r}")
     if s.max_retries < 0:
         bad(f"max_retries must be 0 or more, not {s.max_retries}")
     if s.retry_base_delay < 0:

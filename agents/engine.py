@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .events import Run, RunFinished, StepEvent, StepStarted
+from .events import Run, RunFinished, StepEvent, StepPartial, StepStarted
 from .step_context import (ExecLimits, ParseError, RunStopped, StepContext, StepError,  # noqa: F401
                            UnparseableAnswer, _jsonable)
 
@@ -145,11 +145,18 @@ class RunControl:
 
     The engine fills it in as the run goes (``run`` holds the steps finished so far) and sets
     ``finished`` with the finished run in ``result``. ``cancel`` is checked before every step
-    and model call.
+    and model call, and ends a model call in flight.
+
+    ``on_partial`` hears a :class:`~agents.events.StepPartial` whenever the running step's
+    model call writes (or waits for its turn at the model). These are not items of the run's
+    iterator, because a step is one call of that iterator: they arrive *during* it, on the
+    thread that drives the run. Nothing stores them; the step's StepEvent is the record.
     """
 
-    def __init__(self, cancel: threading.Event | None = None):
+    def __init__(self, cancel: threading.Event | None = None,
+                 on_partial: Callable[[StepPartial], None] | None = None):
         self.cancel = cancel or threading.Event()
+        self.on_partial = on_partial
         self.finished = threading.Event()
         self.lock = threading.Lock()  # the driving thread vs. a stop
         self.run: Run | None = None
@@ -157,6 +164,12 @@ class RunControl:
         self.detached = False  # stopped from outside: whatever the driver does next is dropped
         self._pipeline: Pipeline | None = None
         self._ctx: StepContext | None = None
+
+    def partial(self, item: StepPartial) -> None:
+        """Pass a running step's partial output on (dropped once the run was stopped)."""
+        listener = self.on_partial
+        if listener is not None and not self.detached:
+            listener(item)
 
     def _attach(self, pipeline: Pipeline, ctx: StepContext) -> None:
         self._pipeline, self._ctx, self.run = pipeline, ctx, ctx.run
@@ -191,18 +204,21 @@ def stop_run(control: RunControl, grace: float = 0.5) -> Run | None:
 def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
               params: dict | None = None, limits: ExecLimits | None = None,
               cancel: threading.Event | None = None, services: dict | None = None,
-              control: RunControl | None = None) -> Iterator[Item]:
+              control: RunControl | None = None,
+              on_partial: Callable[[StepPartial], None] | None = None) -> Iterator[Item]:
     """Run ``pipeline`` on ``question``; yields StepStarted/StepEvent items, then RunFinished.
 
     ``control`` (or just a ``cancel`` event) lets another thread stop the run. The run is set
     up at once (``control.run`` exists when this returns); its steps run as the items are
-    drawn."""
-    control = control or RunControl(cancel)
+    drawn. ``on_partial`` hears the running step's model output as it is written (see
+    :class:`RunControl`)."""
+    control = _control(control, cancel, on_partial)
     run = Run(pipeline=pipeline.name, question=question, evidence=evidence or "",
               db_name=db.name, db_path=getattr(db, "path", None),
               params=pipeline.resolve_params(params), model=getattr(llm, "model", "") or "")
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),
-                      data={}, cancel=control.cancel, services=services)
+                      data={}, cancel=control.cancel, services=services,
+                      on_partial=control.partial)
     control._attach(pipeline, ctx)
     try:
         ctx.data = pipeline.initial_data(ctx)
@@ -217,14 +233,15 @@ def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
 def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
                data: dict | None = None, limits: ExecLimits | None = None,
                cancel: threading.Event | None = None, services: dict | None = None,
-               params: dict | None = None, control: RunControl | None = None) -> Iterator[Item]:
+               params: dict | None = None, control: RunControl | None = None,
+               on_partial: Callable[[StepPartial], None] | None = None) -> Iterator[Item]:
     """Re-run ``previous`` from its step ``from_index`` on, as a new run.
 
     Events before ``from_index`` are kept. The step at ``from_index`` starts from ``data`` when
     given (an edited state) or else from the state the original run had before that step. With
     ``from_index == len(previous.events)`` the run continues after its last step (if it had one).
     """
-    control = control or RunControl(cancel)
+    control = _control(control, cancel, on_partial)
     if not 0 <= from_index <= len(previous.events):
         raise ValueError(f"from_index must be between 0 and {len(previous.events)}")
     kept = [copy.deepcopy(e) for e in previous.events[:from_index]]
@@ -246,9 +263,17 @@ def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
     if data is not None and not kept:
         run.start_data = copy.deepcopy(data)
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),
-                      data=start, cancel=control.cancel, services=services)
+                      data=start, cancel=control.cancel, services=services,
+                      on_partial=control.partial)
     control._attach(pipeline, ctx)
     return _drive(control, step_name)
+
+
+def _control(control: RunControl | None, cancel, on_partial) -> RunControl:
+    control = control or RunControl(cancel)
+    if on_partial is not None:
+        control.on_partial = on_partial
+    return control
 
 
 def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:

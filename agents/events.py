@@ -52,6 +52,24 @@ class StepStarted:
 
 
 @dataclass
+class StepPartial:
+    """What the running step's model call has written so far, while it writes.
+
+    Like :class:`StepStarted` it is not stored: views show it until the step's
+    :class:`StepEvent` arrives, whose calls hold the final raw text. ``call`` numbers the
+    step's model calls from 1 (a retry after an unusable answer starts a new text); ``waiting``
+    is how many requests are ahead of this one in the model queue (None: not waiting).
+    """
+
+    index: int
+    step: str
+    call: int
+    text: str = ""
+    delta: str = ""
+    waiting: int | None = None
+
+
+@dataclass
 class StepEvent:
     """What one agent step did: the one record every view renders.
 

@@ -8,7 +8,12 @@ while it runs, so reruns never call the model again. The Ask page (one run) and 
 (several pipelines in turn) use the same job, so they stop, save and fail alike.
 
 A job stops through the engine (:func:`agents.engine.stop_run`): the run keeps its finished
-steps and gets its last SQL executed; a model call in flight is not waited for.
+steps and gets its last SQL executed; a model call in flight is not waited for (its connection
+is closed, so the model stops writing).
+
+What a running step's model call has written so far (:class:`~agents.events.StepPartial`) is
+kept apart from the items: only the latest partial of each running step, in ``partials``, so a
+long answer written token by token does not pile up thousands of items.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .engine import RunControl, stop_run
-from .events import Run, RunFinished
+from .events import Run, RunFinished, StepEvent, StepPartial
 
 Item = tuple[str, Any]  # (pipeline name, StepStarted | StepEvent | RunFinished)
 
@@ -39,6 +44,8 @@ class Job:
     thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopped: bool = False  # finished by a stop; the worker's own end is dropped
+    # (pipeline name, step index) -> the latest StepPartial of a step still running
+    partials: dict[tuple[str, int], StepPartial] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -46,8 +53,19 @@ class Job:
 
     def emit(self, source: str, item: Any) -> None:
         with self.lock:
-            if not self.stopped:
-                self.items.append((source, item))
+            if self.stopped:
+                return
+            if isinstance(item, StepPartial):
+                self.partials[(source, item.index)] = item
+                return
+            if isinstance(item, StepEvent):
+                self.partials.pop((source, item.index), None)
+            self.items.append((source, item))
+
+    def partial(self, source: str, index: int) -> StepPartial | None:
+        """The latest partial output of a running step (None before its model writes)."""
+        with self.lock:
+            return self.partials.get((source, index))
 
 
 def start_job(label: str, work: Callable[[Job], Any], save: Callable[[Any], None], *,
@@ -55,7 +73,11 @@ def start_job(label: str, work: Callable[[Job], Any], save: Callable[[Any], None
     """Run ``work(job)`` in a daemon thread; its return value is saved, then becomes
     ``job.result``. ``save`` runs in the worker, so a result is stored even when the user has
     left the page by the time it ends."""
-    job = Job(label=label, control=control or RunControl())
+    return _start(Job(label=label, control=control or RunControl()), work, save)
+
+
+def _start(job: Job, work: Callable[[Job], Any], save: Callable[[Any], None]) -> Job:
+    label = job.label
 
     def worker() -> None:
         try:
@@ -81,6 +103,8 @@ def run_job(name: str, items: Callable[[RunControl], Iterator], save: Callable[[
     given the job's control. It is called here, so the run exists (``job.control.run``, with the
     steps a resumed run keeps) before the job is returned."""
     control = RunControl()
+    job = Job(label="run", control=control)
+    control.on_partial = lambda item: job.emit(name, item)
     stream = items(control)
 
     def work(job: Job) -> Run | None:
@@ -91,7 +115,7 @@ def run_job(name: str, items: Callable[[RunControl], Iterator], save: Callable[[
                 run = item.run
         return run
 
-    return start_job("run", work, save, control=control)
+    return _start(job, work, save)
 
 
 def stop_job(job: Job, save: Callable[[Any], None], grace: float = 0.5) -> Any:

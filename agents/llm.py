@@ -4,9 +4,15 @@ Everything goes through the ``openai`` SDK, so the embedded llama.cpp server, Ol
 LM Studio and OpenAI itself take exactly the same code path. On top of the SDK this adds what
 the pipelines rely on:
 
-- retries with exponential backoff and jitter on timeouts, dropped connections, 429 and 5xx
-  (never on 400/401/403/404, which a retry cannot fix); the SDK's own retries are off, so these
-  are the only ones;
+- streaming: answers arrive token by token (``on_text`` hears each piece), and a call is
+  watched for an idle stream, a first token that never comes, an overall cap and the stop
+  button (:mod:`agents.llm_stream`); the joined pieces are exactly the text a non-streamed call
+  returns, and token usage comes from the stream's last chunk (``include_usage``);
+- retries: the SDK's own policy (exponential backoff with jitter, honouring Retry-After) for
+  dropped connections, 429 and 5xx; a request that timed out is never re-sent, because the
+  server is most likely still working on it;
+- one queue per local server (:mod:`agents.llm_queue`): requests take turns, and a waiting
+  call hears how many are ahead (``on_wait``);
 - errors as :class:`LLMError` subclasses whose message is one sentence a user can act on
   (:mod:`agents.llm_errors`);
 - structured output: a JSON schema is sent as ``response_format``; when the server rejects it,
@@ -19,7 +25,7 @@ the pipelines rely on:
 from __future__ import annotations
 
 import collections
-import random
+import logging
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -27,19 +33,25 @@ from typing import Any, Callable
 
 import openai
 
+from . import llm_stream
 from .config import Settings, load_settings, mask_secret
 from .llm_cache import ResponseCache, cache_key
 from .llm_errors import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
-                         LLMModelNotFound, LLMTimeout, translate_error)
+                         LLMModelNotFound, LLMStopped, LLMTimeout, ended_error, translate_error)
+from .llm_queue import QueueLeft, is_local, queue_for
 from .llm_structured import JSON_LEVELS, rejects_response_format, response_format
 
 __all__ = [
     "LLMAuthError", "LLMBadResponse", "LLMClient", "LLMConnectionError", "LLMError",
-    "LLMModelNotFound", "LLMReply", "LLMTimeout", "estimate_tokens", "make_client",
+    "LLMModelNotFound", "LLMReply", "LLMStopped", "LLMTimeout", "estimate_tokens",
+    "make_client",
 ]
 
-RETRYABLE_STATUS = (408, 409, 429)  # plus every 5xx
-MAX_RETRY_AFTER = 30.0  # seconds: a server asking to wait longer gets our own backoff instead
+log = logging.getLogger(__name__)
+
+
+TextListener = Callable[[str], None]
+WaitListener = Callable[[int], None]
 
 
 @dataclass
@@ -50,18 +62,14 @@ class LLMReply:
     completion_tokens: int
     seconds: float
     cached: bool = False
+    usage_estimated: bool = False  # the server reported no usage; counts are ~4 chars/token
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _sleep(seconds: float) -> None:
-    """Backoff pause (a module function so tests can observe the delays)."""
-    time.sleep(seconds)
-
-
 class LLMClient:
-    """Chat completions with retries, structured output, accounting and caching."""
+    """Chat completions with streaming, retries, structured output, accounting and caching."""
 
     def __init__(self, settings: Settings, *, base_url: str | None = None,
                  model: str | None = None, cache: ResponseCache | None = None):
@@ -71,13 +79,15 @@ class LLMClient:
         self.cache = cache
         self._endpoint = (f"local:{settings.local_variant}" if settings.provider == "local"
                           else self.base_url)
-        self._sdk = openai.OpenAI(base_url=self.base_url,
-                                  api_key=settings.api_key or "not-needed",
-                                  timeout=settings.request_timeout, max_retries=0)
+        self._sdk = llm_stream.sdk_client(settings, self.base_url)
         self._lock = threading.Lock()
         self._json_level = (0 if settings.json_mode == "auto"
                             else JSON_LEVELS.index(settings.json_mode))
         self._samples: collections.Counter[str] = collections.Counter()
+        queued = settings.model_queue == "on" or (settings.model_queue == "auto" and (
+            settings.provider == "local" or is_local(self.base_url)))
+        self.queue = queue_for(self.base_url) if queued else None
+        self._warned_usage = False
 
     def __repr__(self) -> str:
         return (f"LLMClient(model={self.model!r}, base_url={self.base_url!r}, "
@@ -91,16 +101,23 @@ class LLMClient:
     # -- public -------------------------------------------------------------------------------
     def chat(self, messages: list[dict], *, temperature: float | None = None,
              max_tokens: int | None = None, json_schema: dict | None = None,
-             stop: list[str] | str | None = None) -> LLMReply:
+             stop: list[str] | str | None = None, on_text: TextListener | None = None,
+             on_wait: WaitListener | None = None,
+             cancel: threading.Event | None = None) -> LLMReply:
         """Send a chat request; return the answer text with its accounting.
 
         ``json_schema`` is either a JSON Schema or OpenAI's wrapper ``{"name", "schema",
         "strict"}``; the prompt should still describe the format, since a server without
-        structured output gets the request without it.
+        structured output gets the request without it. ``on_text(piece)`` hears the answer as
+        it is written (a cached or non-streamed answer comes as one piece), ``on_wait(ahead)``
+        the requests ahead in the model queue, and a set ``cancel`` ends the call at once with
+        :class:`LLMStopped` (closing the connection, so the server stops generating).
         """
         _check_messages(messages)
         temperature = self.settings.temperature if temperature is None else float(temperature)
         max_tokens = self.settings.max_tokens if max_tokens is None else int(max_tokens)
+        if cancel is not None and cancel.is_set():
+            raise LLMStopped("The model call was stopped.")
         if self.model == "":
             self.model = self._served_model()
         key = None
@@ -108,8 +125,19 @@ class LLMClient:
             key = self._cache_key(messages, temperature, max_tokens, json_schema, stop)
             hit = self.cache.get(key)
             if hit is not None:
+                if on_text is not None:
+                    on_text(hit.text)
                 return hit
-        reply = self._call_with_retries(messages, temperature, max_tokens, json_schema, stop)
+        request = (messages, temperature, max_tokens, json_schema, stop, on_text, cancel)
+        if self.queue is None:
+            reply = self._call(*request)
+        else:
+            try:
+                with self.queue.turn(on_wait, cancel):
+                    reply = self._call(*request)
+            except QueueLeft:
+                raise LLMStopped("The model call was stopped while waiting for its turn.") \
+                    from None
         if key is not None:
             self.cache.put(key, reply)
         return reply
@@ -118,7 +146,8 @@ class LLMClient:
         """Check the endpoint once, quickly: ``{"ok", "model", "latency_s", "error"}``."""
         t0 = time.perf_counter()
         try:
-            sdk = self._sdk.with_options(timeout=min(self.settings.request_timeout, 10.0))
+            sdk = self._sdk.with_options(timeout=min(self.settings.request_timeout, 10.0),
+                                         max_retries=0)
             served = [m.id for m in sdk.models.list()]
             if self.model == "" and served:
                 self.model = served[0]
@@ -158,35 +187,46 @@ class LLMClient:
                 self._samples[first] += 1
         return cache_key(**base, sample=sample)
 
-    def _call_with_retries(self, messages, temperature, max_tokens, json_schema, stop) -> LLMReply:
-        attempts = 0
+    def _call(self, messages, temperature, max_tokens, json_schema, stop, on_text,
+              cancel) -> LLMReply:
+        """One answer, stepping down the structured-output level when the server rejects it.
+        Retries of failed requests happen inside the SDK."""
         while True:
-            attempts += 1
             level = self._json_level
+            guard = self._guard(cancel)
             try:
-                return self._call_once(messages, temperature, max_tokens,
-                                       response_format(json_schema, level), stop)
-            except openai.APIStatusError as exc:
-                if (json_schema is not None and self.settings.json_mode == "auto"
+                with guard:
+                    return self._call_once(messages, temperature, max_tokens,
+                                           response_format(json_schema, level), stop,
+                                           on_text, guard)
+            except LLMError:
+                raise
+            except Exception as exc:
+                if guard.ended:
+                    raise self._ended(guard) from None
+                if (isinstance(exc, openai.APIStatusError) and json_schema is not None
+                        and self.settings.json_mode == "auto"
                         and rejects_response_format(exc) and level < len(JSON_LEVELS) - 1):
                     with self._lock:  # remember: later calls start at the working level
                         self._json_level = max(self._json_level, level + 1)
-                    attempts -= 1  # a format fallback is not a failed attempt
                     continue
-                if not _retryable(exc) or attempts > self.settings.max_retries:
-                    raise self._translate(exc, attempts) from None
-                _sleep(self._backoff(attempts, _retry_after(exc)))
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                if attempts > self.settings.max_retries:
-                    raise self._translate(exc, attempts) from None
-                _sleep(self._backoff(attempts))
-            except openai.OpenAIError as exc:
-                raise self._translate(exc, attempts) from None
-            except ValueError as exc:  # the SDK raises JSONDecodeError for a non-JSON body
-                raise LLMBadResponse(f"The model endpoint at {self.base_url} returned a body "
-                                     f"that is not JSON ({exc}).") from None
+                if isinstance(exc, openai.OpenAIError):
+                    raise self._translate(exc, guard.requests) from None
+                if isinstance(exc, ValueError):  # a body that is not JSON
+                    raise LLMBadResponse(f"The model endpoint at {self.base_url} returned a "
+                                         f"body that is not JSON ({exc}).") from None
+                raise
 
-    def _call_once(self, messages, temperature, max_tokens, response_format, stop) -> LLMReply:
+    def _guard(self, cancel) -> llm_stream.CallGuard:
+        s = self.settings
+        if s.stream:
+            return llm_stream.CallGuard(first_token=s.first_token_timeout, idle=s.idle_timeout,
+                                        cap=s.call_timeout, cancel=cancel)
+        return llm_stream.CallGuard(first_token=s.request_timeout, idle=s.request_timeout,
+                                    cap=s.request_timeout, cancel=cancel)
+
+    def _call_once(self, messages, temperature, max_tokens, response_format, stop, on_text,
+                   guard: llm_stream.CallGuard) -> LLMReply:
         kwargs: dict[str, Any] = dict(model=self.model or "default", messages=messages,
                                       temperature=temperature, max_tokens=max_tokens)
         if response_format is not None:
@@ -194,20 +234,73 @@ class LLMClient:
         if stop:
             kwargs["stop"] = stop
         t0 = time.perf_counter()
-        response = self._sdk.chat.completions.create(**kwargs)
+        if self.settings.stream:
+            text, model, usage = self._read_stream(kwargs, guard, on_text)
+        else:
+            response = self._sdk.chat.completions.create(**kwargs)
+            guard.token()
+            text = self._content_of(response)
+            model, usage = getattr(response, "model", None), getattr(response, "usage", None)
+            if on_text is not None:
+                on_text(text)
         seconds = time.perf_counter() - t0
-        text = self._content_of(response)
-        usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
+        estimated = not (isinstance(prompt_tokens, int) and isinstance(completion_tokens, int))
+        if estimated and not self._warned_usage:
+            self._warned_usage = True
+            log.warning("The model endpoint at %s reports no token usage; token counts are "
+                        "estimated from the text length.", self.base_url)
         return LLMReply(
             text=text,
-            model=str(getattr(response, "model", None) or self.model),
+            model=str(model or self.model),
             prompt_tokens=(int(prompt_tokens) if isinstance(prompt_tokens, int)
                            else estimate_tokens(_messages_text(messages))),
             completion_tokens=(int(completion_tokens) if isinstance(completion_tokens, int)
                                else estimate_tokens(text)),
-            seconds=seconds, cached=False)
+            seconds=seconds, cached=False, usage_estimated=estimated)
+
+    def _read_stream(self, kwargs: dict, guard: llm_stream.CallGuard,
+                     on_text: TextListener | None) -> tuple[str, Any, Any]:
+        """The streamed answer: its joined text, the model that wrote it and its usage.
+
+        Only pieces of the answer (text, a refusal, the closing chunk) restart the idle clock:
+        a server may announce the assistant's role before it has read the prompt, and reading
+        the prompt is what ``first_token_timeout`` allows for."""
+        stream = self._sdk.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True})
+        parts: list[str] = []
+        refusal: list[str] = []
+        model = usage = None
+        try:
+            for chunk in stream:
+                model = getattr(chunk, "model", None) or model
+                if getattr(chunk, "usage", None) is not None:
+                    usage = chunk.usage
+                    guard.token()
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    piece = getattr(delta, "content", None)
+                    if getattr(delta, "refusal", None):
+                        refusal.append(delta.refusal)
+                        guard.token()
+                    if isinstance(piece, str) and piece:
+                        parts.append(piece)
+                        guard.token()
+                        if on_text is not None:
+                            on_text(piece)
+                    if getattr(choice, "finish_reason", None):
+                        guard.token()
+        finally:
+            stream.close()
+        if guard.ended:  # a connection shut down by the guard can look like a clean end
+            raise llm_stream.CallEnded(guard.reason or "ended")
+        text = "".join(parts)
+        if not text.strip():
+            if refusal:
+                raise LLMBadResponse(f"The model refused to answer: {''.join(refusal)}")
+            raise LLMBadResponse(f"The model at {self.base_url} returned an empty answer.")
+        return text, model, usage
 
     def _content_of(self, response: Any) -> str:
         choices = getattr(response, "choices", None)
@@ -235,18 +328,22 @@ class LLMClient:
                                    f"the [llm] table of config.toml.")
         return served[0]
 
-    def _backoff(self, attempt: int, retry_after: float | None = None) -> float:
-        base = self.settings.retry_base_delay
-        if retry_after is not None and retry_after <= MAX_RETRY_AFTER:
-            return retry_after
-        return base * (2 ** (attempt - 1)) + random.uniform(0, base * 0.25)
-
     # -- errors -------------------------------------------------------------------------------
+    def _ended(self, guard: llm_stream.CallGuard) -> LLMError:
+        s = self.settings
+        if s.stream:
+            return ended_error(guard.reason or "cap", where=self.base_url,
+                               first_token=s.first_token_timeout, idle=s.idle_timeout,
+                               cap=s.call_timeout, streamed=True)
+        return ended_error(guard.reason or "cap", where=self.base_url, first_token=0, idle=0,
+                           cap=s.request_timeout, streamed=False)
+
     def _translate(self, exc: Exception, attempts: int) -> LLMError:
         """Map an SDK exception to the :class:`LLMError` a user can act on."""
-        return translate_error(exc, where=self.base_url, model=self.model,
-                               timeout=self.settings.request_timeout,
-                               has_key=bool(self.settings.api_key), attempts=attempts)
+        s = self.settings
+        timeout = s.call_timeout if s.stream else s.request_timeout
+        return translate_error(exc, where=self.base_url, model=self.model, timeout=timeout,
+                               has_key=bool(s.api_key), attempts=max(1, attempts))
 
 
 def make_client(settings: Settings | None = None, *,
@@ -295,18 +392,6 @@ def _check_messages(messages: Any) -> None:
     for m in messages:
         if not isinstance(m, dict) or "role" not in m or "content" not in m:
             raise ValueError(f"each message needs 'role' and 'content', got {m!r:.80}")
-
-
-def _retryable(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
 
 
 def _model_listed(model: str, served: list[str]) -> bool:

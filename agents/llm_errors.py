@@ -33,8 +33,37 @@ class LLMTimeout(LLMError):
     """The endpoint did not answer in time."""
 
 
+class LLMStopped(LLMError):
+    """The call was ended because the run was stopped."""
+
+
 class LLMBadResponse(LLMError):
     """The endpoint answered something that is not a usable chat completion."""
+
+
+def ended_error(reason: str, *, where: str, first_token: float, idle: float, cap: float,
+                streamed: bool) -> LLMError:
+    """The error for a call its guard ended (:mod:`agents.llm_stream`): stopped or timed out.
+
+    A timed-out call is never re-sent, so the message says what to change instead of "tried N
+    times"."""
+    if reason == "stopped":
+        return LLMStopped("The model call was stopped.")
+    if not streamed:
+        return LLMTimeout(f"The model at {where} did not answer within {cap:g} s "
+                          "(request_timeout). The server may be busy or the prompt too long; "
+                          "try again, raise request_timeout, or turn streaming back on.")
+    if reason == "first_token":
+        return LLMTimeout(f"The model at {where} had not started its answer after "
+                          f"{first_token:g} s (first_token_timeout). Reading a long prompt can "
+                          "take minutes on a busy CPU; raise first_token_timeout or try again "
+                          "when the machine is less busy.")
+    if reason == "idle":
+        return LLMTimeout(f"The model at {where} stopped writing: no new token for {idle:g} s "
+                          "(idle_timeout). The server may have hung or be overloaded; try again "
+                          "or raise idle_timeout.")
+    return LLMTimeout(f"The model at {where} did not finish its answer within {cap:g} s "
+                      "(call_timeout); raise call_timeout or lower max_tokens.")
 
 
 def translate_error(exc: Exception, *, where: str, model: str, timeout: float, has_key: bool,
@@ -49,7 +78,7 @@ def translate_error(exc: Exception, *, where: str, model: str, timeout: float, h
     if isinstance(exc, openai.APITimeoutError):
         return LLMTimeout(f"The model at {where} did not answer within "
                           f"{timeout:g} s{tries}. The server may be busy "
-                          "or the prompt too long; try again or raise request_timeout.")
+                          "or the prompt too long; try again or raise the timeout.")
     if isinstance(exc, openai.APIConnectionError):
         return LLMConnectionError(f"Cannot reach the model endpoint at {where}: "
                                   f"{_connection_reason(exc)}{tries}. Is the server running?")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .error_hints import explain_error
-from .events import LLMCall, Run, StepEvent
+from .events import LLMCall, Run, StepEvent, StepPartial
 from .outputs import Generic, Output
 from .token_budget import over_context
 
@@ -52,7 +52,8 @@ class StepContext:
     """What a step function sees: run inputs, working state, the model and the database."""
 
     def __init__(self, *, pipeline, run: Run, db, llm, limits: ExecLimits,
-                 data: dict, cancel: threading.Event | None = None, services: dict | None = None):
+                 data: dict, cancel: threading.Event | None = None, services: dict | None = None,
+                 on_partial: Callable[[StepPartial], None] | None = None):
         self.pipeline = pipeline
         self.run = run
         self.db = db
@@ -63,6 +64,7 @@ class StepContext:
         self.services = services or {}
         self.event: StepEvent | None = None
         self._retrieved: tuple[str, Any] | None = None
+        self.on_partial = on_partial
 
     # -- fixed inputs -------------------------------------------------------------------------
     @property
@@ -150,10 +152,12 @@ class StepContext:
             t0 = time.perf_counter()
             try:
                 reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
-                                      max_tokens=max_tokens, stop=stop)
+                                      max_tokens=max_tokens, stop=stop, cancel=self.cancel,
+                                      **self._listeners(len(self.event.calls)))
             except Exception as exc:  # the client raises LLMError with a user-facing message
                 call.seconds = time.perf_counter() - t0
                 call.error = str(exc) or exc.__class__.__name__
+                self._check_cancel()  # a call ended by the stop button stops the run
                 raise StepError(f"model call failed: {call.error}") from exc
             call.raw = reply.text
             call.model = reply.model
@@ -176,6 +180,25 @@ class StepContext:
                 ]
         raise UnparseableAnswer(
             f"the model's answer could not be parsed after a retry: {last_error}")
+
+    def _listeners(self, call: int) -> dict:
+        """``on_text``/``on_wait`` for the client, turning what it hears into
+        :class:`StepPartial` items for ``on_partial`` (none when nobody listens)."""
+        if self.on_partial is None:
+            return {}
+        event, emit = self.event, self.on_partial
+        parts: list[str] = []
+
+        def on_text(piece: str) -> None:
+            parts.append(piece)
+            emit(StepPartial(index=event.index, step=event.step, call=call,
+                             text="".join(parts), delta=piece))
+
+        def on_wait(ahead: int) -> None:
+            emit(StepPartial(index=event.index, step=event.step, call=call,
+                             text="".join(parts), waiting=ahead or None))
+
+        return {"on_text": on_text, "on_wait": on_wait}
 
     # -- database -----------------------------------------------------------------------------
     def execute(self, sql: str, *, record: bool = True):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from .events import Run, StepEvent
+from .events import Run, StepEvent, StepPartial
+from .llm_queue import waiting_message
 from .outcome import run_outcome
 from .outputs.common import indent
 from .outputs.base import shows_sql
@@ -55,6 +56,41 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
                  f"{totals['prompt_tokens']}+{totals['completion_tokens']} tokens, "
                  f"{totals['seconds']:.1f} s")
     return lines
+
+
+class LiveText:
+    """Prints what a running step's model writes, as it writes (the CLI's live view).
+
+    Called with each :class:`StepPartial`; :meth:`end` closes the text before the step's own
+    rendering is printed. A retried call starts a new block."""
+
+    INDENT = "    "
+
+    def __init__(self, out):
+        self.out = out
+        self._at: tuple[int, int] | None = None
+        self._waiting: int | None = None
+
+    def __call__(self, partial: StepPartial) -> None:
+        if partial.waiting and partial.waiting != self._waiting:
+            print(f"  ({waiting_message(partial.waiting)})", file=self.out, flush=True)
+        self._waiting = partial.waiting
+        if not partial.delta:
+            return
+        if (partial.index, partial.call) != self._at:
+            self.end()
+            self._at = (partial.index, partial.call)
+            label = "model output" if partial.call == 1 else f"model output (try {partial.call})"
+            self.out.write(f"  {label}:\n{self.INDENT}")
+        self.out.write(partial.delta.replace("\n", "\n" + self.INDENT))
+        self.out.flush()
+
+    def end(self) -> None:
+        if self._at is not None:
+            self.out.write("\n")
+            self.out.flush()
+        self._at = None
+        self._waiting = None
 
 
 # C0 and C1 control characters other than newline and tab: a table named "\x1b[2J" must not

@@ -87,6 +87,8 @@ def _launch(pipeline, db_key: str, db, items) -> None:
     st.session_state[JOB] = run_job(
         pipeline.name, lambda control: items(llm, limits, services, control), _saver())
     st.session_state[JOB_DB] = db_key
+    st.session_state.pop(RUN, None)  # the previous run leaves the page (it is in History)
+    st.session_state.pop(RUN_DB, None)
 
 
 def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
@@ -146,6 +148,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             st.error("Type a question first.")
         else:
             _start(pipeline, db_key, db, question, evidence, params)
+            if _active_job() is not None and not _active_job().finished:
+                st.rerun()  # draw the page again as it is now: Run disabled, Stop shown
 
 
 run_through_app()
@@ -161,43 +165,54 @@ with left:
 with right:
     _question_box(db_key, db, running)
 
+# A running job and the finished run each have their own slot. A slot with nothing to draw in a
+# script run is left as it is, empty, which removes what it showed at once: a new run replaces the
+# previous one's steps, answer and chart instead of leaving them faded under it (the previous
+# run stays in History). One slot reused for both would keep the old elements until the new
+# run's script run ends.
+live_slot, run_slot = st.empty(), st.empty()
 job = _active_job()
 drawn_live = False
 if job is not None:
-    st.divider()
-    st.subheader("Agent steps")
-    expand = _expand_toggle()
-    if not job.finished:
-        stop_slot = st.empty()
-        stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
-                         help="Stop now; a model call in flight is abandoned, the steps so far "
-                              "are kept.")
-        live.follow(job, expanded=expand)
-        stop_slot.empty()
-        drawn_live = True
-    finished = live.settle(job, JOB)
-    if finished is not None:
-        if not drawn_live:
-            ui_trace.render_trace(finished.events, expanded=expand,
-                                  originals=originals_for(finished))
-            drawn_live = True
-        st.session_state[RUN] = finished
-        st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
-
-run = st.session_state.get(RUN)
-if run is not None:
-    if not drawn_live:
+    with live_slot.container():
         st.divider()
         st.subheader("Agent steps")
         expand = _expand_toggle()
-        st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
-        ui_trace.render_trace(run.events, expanded=expand, originals=originals_for(run))
-    ui_trace.render_graph(run)
-    run_db_key = st.session_state.get(RUN_DB)
-    answer_pane(run, run_db_key)
-    run_db = ui_databases.resolve(run_db_key)
-    request = ui_resume.edit_and_resume(run, run_db.schema if run_db is not None else None)
-    if request is not None:
-        _resume(run, run_db_key, request)
-        if _active_job() is not None:
-            st.rerun()
+        if not job.finished:
+            stop_slot = st.empty()
+            stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
+                             help="Stop now; a model call in flight is abandoned, the steps so far "
+                                  "are kept.")
+            live.follow(job, expanded=expand)
+            stop_slot.empty()
+            drawn_live = True
+        finished = live.settle(job, JOB)
+        if finished is not None:
+            if not drawn_live:
+                ui_trace.render_trace(finished.events, expanded=expand,
+                                      originals=originals_for(finished))
+                drawn_live = True
+            st.session_state[RUN] = finished
+            st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
+            if running and not job.save_error:
+                # Run was drawn disabled for this job: draw the page as it is now
+                st.rerun()
+
+run = st.session_state.get(RUN)
+if run is not None:
+    with run_slot.container():
+        if not drawn_live:
+            st.divider()
+            st.subheader("Agent steps")
+            expand = _expand_toggle()
+            st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
+            ui_trace.render_trace(run.events, expanded=expand, originals=originals_for(run))
+        ui_trace.render_graph(run)
+        run_db_key = st.session_state.get(RUN_DB)
+        answer_pane(run, run_db_key)
+        run_db = ui_databases.resolve(run_db_key)
+        request = ui_resume.edit_and_resume(run, run_db.schema if run_db is not None else None)
+        if request is not None:
+            _resume(run, run_db_key, request)
+            if _active_job() is not None:
+                st.rerun()

@@ -52,11 +52,12 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
 
 
 def _follow(job: Job, names: list[str]) -> None:
-    """Each pipeline's steps live in its own column until the comparison ends."""
+    """Each pipeline's steps live in its own column until the comparison ends: the running
+    step open, with its model's output growing as it writes; finished steps folded."""
     columns = dict(zip(names, st.columns(len(names))))
     for name, column in columns.items():
         column.markdown(f"**{get_pipeline(name).title or name}**")
-    live.follow(job, columns=columns, details=False)
+    live.follow(job, columns=columns, expanded=False)
 
 
 def _stop() -> None:
@@ -129,21 +130,31 @@ with right:
         else:
             _start(list(chosen), question, (st.session_state.get("cmp_evidence") or "").strip(),
                    db)
+            if isinstance(st.session_state.get(JOB), Job):
+                st.session_state.pop(RESULT, None)  # the previous comparison leaves the page
+                st.rerun()  # draw the page as it is now: Compare disabled, Stop shown
 
+# The running comparison and the finished one each have their own slot; a slot with nothing to
+# draw stays empty, which removes the previous comparison at once instead of leaving it faded
+# under the new one while that runs.
+live_slot, result_slot = st.empty(), st.empty()
 job = st.session_state.get(JOB)
 if isinstance(job, Job):
-    st.divider()
-    if not job.finished:
-        st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
-                  help="Stop after the current model call; the remaining pipelines are skipped.")
-        _follow(job, st.session_state.get(NAMES) or [])
-    finished = live.settle(job, JOB)
-    if finished is not None:
-        st.session_state[RESULT] = finished
-        st.rerun()
+    with live_slot.container():
+        st.divider()
+        if not job.finished:
+            st.button("Stop the comparison", key="cmp_stop", on_click=_stop,
+                      help="Stop now: the model call in flight is ended and the remaining "
+                           "pipelines are skipped.")
+            _follow(job, st.session_state.get(NAMES) or [])
+        finished = live.settle(job, JOB)
+        if finished is not None:
+            st.session_state[RESULT] = finished
+            st.rerun()
 
 result = st.session_state.get(RESULT)
 if isinstance(result, ComparisonResult):
-    st.divider()
-    st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
-    _outcomes(result)
+    with result_slot.container():
+        st.divider()
+        st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
+        _outcomes(result)

@@ -7,8 +7,17 @@ A reply can be:
 - a string: the assistant message content;
 - a dict: ``{"content": str, "status": int, "delay": seconds, "body": raw text, "error": str,
   "prompt_tokens": n, "completion_tokens": n}``; ``status`` other than 200 sends an OpenAI-style
-  error (``error`` is its message) or ``body`` verbatim; ``delay`` sleeps before answering;
+  error (``error`` is its message) or ``body`` verbatim; ``delay`` waits before answering (the
+  time a real server spends reading the prompt);
 - a callable ``f(request_json) -> reply`` (one of the above).
+
+A request with ``"stream": true`` is answered with server-sent events the way llama.cpp and
+OpenAI send them: a role chunk, the content in pieces (``chunks``: the pieces, else one per
+word), a closing chunk, then the usage chunk (left out with ``"usage": False``) and ``[DONE]``.
+``chunk_delay`` waits between pieces; ``hang`` stops sending for that many seconds after
+``hang_after`` pieces. While it waits the server watches the connection: a client that goes
+away is counted in ``disconnects`` and the answer is abandoned, as llama.cpp abandons a
+generation. ``max_active`` is the most requests ever answered at the same time.
 
 Replies are taken first from rules (``when(substring_or_predicate, reply)``, matched against the
 whole prompt text, first match wins, reusable) and then from the queue (``push(*replies)``, each
@@ -25,6 +34,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -38,6 +49,9 @@ class ScriptedLLM:
         self.context_size = context_size
         self.requests: list[dict] = []
         self.prompt_tokens: list[int] = []  # count_tokens of every chat request, in order
+        self.disconnects = 0
+        self.active = 0
+        self.max_active = 0
         self._queue: deque = deque()
         self._rules: list[tuple[Callable[[dict], bool], Any]] = []
         self._lock = threading.Lock()
@@ -70,6 +84,7 @@ class ScriptedLLM:
             self._rules.clear()
             self.requests.clear()
             self.prompt_tokens.clear()
+            self.disconnects = self.max_active = 0
 
     @property
     def remaining(self) -> int:
@@ -209,8 +224,20 @@ def _make_handler(owner: ScriptedLLM):
                 return
             if isinstance(reply, str):
                 reply = {"content": reply}
-            if reply.get("delay"):
-                time.sleep(float(reply["delay"]))
+            with owner._lock:
+                owner.active += 1
+                owner.max_active = max(owner.max_active, owner.active)
+            try:
+                self._answer(req, reply)
+            except (BrokenPipeError, ConnectionResetError):
+                self._gone()
+            finally:
+                with owner._lock:
+                    owner.active -= 1
+
+        def _answer(self, req: dict, reply: dict) -> None:
+            if reply.get("delay") and not self._wait(float(reply["delay"])):
+                return
             status = int(reply.get("status", 200))
             if status != 200:
                 body = reply.get("body") or json.dumps({"error": {
@@ -224,15 +251,72 @@ def _make_handler(owner: ScriptedLLM):
             content = reply.get("content", "")
             prompt_tokens = reply.get("prompt_tokens", max(1, len(prompt_text(req).split())))
             completion_tokens = reply.get("completion_tokens", max(1, len(content.split())))
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                     "total_tokens": prompt_tokens + completion_tokens}
+            base = {"id": f"chatcmpl-{len(owner.requests)}", "created": int(time.time()),
+                    "model": req.get("model") or owner.model}
+            if req.get("stream"):
+                self._stream(base, content, usage, reply)
+                return
             self._send(200, json.dumps({
-                "id": f"chatcmpl-{len(owner.requests)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": req.get("model") or owner.model,
+                **base, "object": "chat.completion",
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
+                "usage": usage,
             }))
+
+        def _stream(self, base: dict, content: str, usage: dict, reply: dict) -> None:
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+
+            def event(choices: list, **extra) -> None:
+                data = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
+                self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+            event([{"index": 0, "delta": {"role": "assistant", "content": ""},
+                    "finish_reason": None}])
+            pieces = reply.get("chunks") or re.findall(r"\S+\s*|\s+", content)
+            assert "".join(pieces) == content, "chunks must join to the content"
+            hang_at = int(reply.get("hang_after", 0)) if reply.get("hang") else -1
+            for n, piece in enumerate(pieces):
+                if n == hang_at and not self._wait(float(reply["hang"])):
+                    return
+                if n and reply.get("chunk_delay") and not self._wait(float(reply["chunk_delay"])):
+                    return
+                event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+            if hang_at >= len(pieces) and not self._wait(float(reply["hang"])):
+                return
+            event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+            if reply.get("usage", True):
+                event([], usage=usage)
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+        def _wait(self, seconds: float) -> bool:
+            """Sleep ``seconds`` unless the client goes away first (then False)."""
+            deadline = time.monotonic() + seconds
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return True
+                readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                if readable:
+                    try:
+                        data = self.connection.recv(1, socket.MSG_PEEK)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        self._gone()
+                        return False
+
+        def _gone(self) -> None:
+            self.close_connection = True
+            with owner._lock:
+                owner.disconnects += 1
 
     return Handler

@@ -81,6 +81,27 @@ def test_ask_streams_each_step_then_the_sql_and_the_result(db_path, scripted_llm
     assert "ORDER BY year" in out  # identifiers keep their case
 
 
+def test_ask_prints_the_model_output_as_it_is_written(db_path, scripted_llm, capsys):
+    answer = "Counting the books:\n```sql\nSELECT COUNT(*) FROM book\n```"
+    scripted_llm.push({"content": answer, "chunk_delay": 0.01})
+    code = ask(db_path, "How many books?", "--pipeline", "baseline", url=scripted_llm.base_url)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    live = ("  model output:\n    Counting the books:\n    ```sql\n    SELECT COUNT(*) FROM book"
+            "\n    ```\n")
+    assert live in out
+    assert out.index("[1] SQL Writer") < out.index(live) < out.index("model call(s)")
+
+
+def test_ask_no_stream_prints_only_finished_steps(db_path, scripted_llm, capsys):
+    scripted_llm.push("```sql\nSELECT COUNT(*) FROM book\n```")
+    code = ask(db_path, "How many books?", "--pipeline", "baseline", "--no-stream",
+               url=scripted_llm.base_url)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "model output" not in out and "[1] SQL Writer" in out and "(1 row)" in out
+
+
 def test_ask_json_prints_the_whole_trace(db_path, scripted_llm, capsys):
     scripted_llm.push("```sql\nSELECT COUNT(*) FROM book\n```")
     code = ask(db_path, "How many books?", "--pipeline", "baseline", "--json",

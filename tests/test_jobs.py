@@ -58,7 +58,12 @@ def test_a_stopped_run_keeps_its_steps_and_executes_its_last_sql(scripted_llm, l
         _wait_for(lambda: scripted_llm.remaining == 0)  # the Refiner's model call is in flight
         run = stop_job(job, lambda run: None)
     assert run.status == "stopped"
-    assert [e.step for e in run.events] == ["selector", "decomposer"]
+    # The stop ends the model call at once, so the engine usually records the Refiner as
+    # stopped itself; on a slow machine the run is finished from outside without it.
+    steps = [e.step for e in run.events]
+    assert steps in (["selector", "decomposer"], ["selector", "decomposer", "refiner"])
+    if len(steps) == 3:
+        assert run.events[2].error == "stopped by the user"
     assert run.final_sql == "SELECT nope FROM products"
     assert run.result and run.result["ok"] is False and "nope" in run.result["error"]
 

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from agents import llm as llm_module
+from agents import llm_stream
 from agents.config import Settings
 from agents.llm import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
                         LLMModelNotFound, LLMReply, LLMTimeout, make_client)
@@ -25,9 +26,15 @@ def client_for(base_url: str, **kw) -> llm_module.LLMClient:
 
 @pytest.fixture
 def delays(monkeypatch):
-    """Backoff pauses the client asked for (not slept, so retry tests stay instant)."""
+    """Backoff pauses the SDK's retry policy asked for (not slept, so retry tests stay
+    instant)."""
     seen: list[float] = []
-    monkeypatch.setattr(llm_module, "_sleep", seen.append)
+
+    def pause(seconds: float) -> float:
+        seen.append(seconds)
+        return 0.0
+
+    monkeypatch.setattr(llm_stream, "_retry_pause", pause)
     return seen
 
 
@@ -51,12 +58,20 @@ def test_per_call_parameters_are_sent(scripted_llm, llm):
 
 
 def test_usage_missing_is_estimated_from_text_length(scripted_llm, llm):
-    body = ('{"choices": [{"index": 0, "finish_reason": "stop", "message": '
-            '{"role": "assistant", "content": "' + "word " * 40 + '"}}]}')
-    scripted_llm.push({"body": body})
+    scripted_llm.push({"content": "word " * 40, "usage": False})
     reply = llm.chat([{"role": "user", "content": "x" * 400}])
     assert 90 <= reply.prompt_tokens <= 110
     assert 40 <= reply.completion_tokens <= 60
+    assert reply.usage_estimated is True
+
+
+def test_usage_missing_from_a_non_streamed_answer_is_estimated_too(scripted_llm):
+    body = ('{"choices": [{"index": 0, "finish_reason": "stop", "message": '
+            '{"role": "assistant", "content": "' + "word " * 40 + '"}}]}')
+    scripted_llm.push({"body": body})
+    reply = client_for(scripted_llm.base_url, stream=False).chat(
+        [{"role": "user", "content": "x" * 400}])
+    assert 90 <= reply.prompt_tokens <= 110 and reply.usage_estimated is True
 
 
 @pytest.mark.parametrize("status", [500, 503, 429])
@@ -77,13 +92,11 @@ def test_gives_up_after_max_retries_with_clear_message(scripted_llm, llm, delays
     assert scripted_llm.base_url in message
 
 
-@pytest.mark.parametrize("retry_after, expected_max", [(2.5, 2.5), (600.0, 0.02)])
-def test_backoff_honours_only_a_short_retry_after(scripted_llm, llm, delays, monkeypatch,
-                                                  retry_after, expected_max):
-    monkeypatch.setattr(llm_module, "_retry_after", lambda exc: retry_after)
-    scripted_llm.push({"status": 429}, "ok")
-    llm.chat(MESSAGES)
-    assert len(delays) == 1 and delays[0] <= expected_max
+def test_the_backoff_is_the_sdks_scaled_by_retry_base_delay(scripted_llm, delays):
+    client = client_for(scripted_llm.base_url, retry_base_delay=1.0, max_retries=1)
+    scripted_llm.push({"status": 503}, "ok")
+    assert client.chat(MESSAGES).text == "ok"
+    assert len(delays) == 1 and 0.7 <= delays[0] <= 1.0  # the SDK's 0.5 s first pause, x2
 
 
 def test_no_retry_on_401_and_auth_message(scripted_llm, llm, delays):
@@ -130,13 +143,14 @@ def test_connection_refused_is_a_connection_error(delays):
     assert len(delays) == 1  # connection errors are retried
 
 
-def test_timeout_is_retried_then_reported(scripted_llm):
-    client = client_for(scripted_llm.base_url, request_timeout=0.3, max_retries=1)
-    scripted_llm.push({"delay": 1.0, "content": "late"}, {"delay": 1.0, "content": "late"})
+def test_a_non_streamed_timeout_is_reported_and_not_resent(scripted_llm):
+    client = client_for(scripted_llm.base_url, stream=False, request_timeout=0.5,
+                        max_retries=2)
+    scripted_llm.push({"delay": 5.0, "content": "late"}, {"delay": 5.0, "content": "late"})
     with pytest.raises(LLMTimeout) as info:
         client.chat(MESSAGES)
-    assert len(scripted_llm.requests) == 2
-    assert "did not answer within 0.3 s" in str(info.value)
+    assert len(scripted_llm.requests) == 1  # the busy server does not get a second copy
+    assert "did not answer within 0.5 s (request_timeout)" in str(info.value)
 
 
 @pytest.mark.parametrize("body", [

@@ -3,21 +3,61 @@
 The job (:mod:`agents.jobs`) collects the engine's items in a worker thread; this draws them and
 polls until the job ends. Earlier steps (from before a rerun) are drawn at once; a running step is
 an open ``st.status`` whose label counts the seconds, which also gives Streamlit a chance to
-interrupt the loop when the user clicks something.
+interrupt the loop when the user clicks something. Inside it, what the step's model has written
+so far grows as it writes (the raw text, and the SQL once a code block opens), or, while the
+run waits for its turn at the shared model, how many runs are ahead.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 import streamlit as st
 
-from agents.events import StepEvent, StepStarted
+from agents.events import StepEvent, StepPartial, StepStarted
 from agents.jobs import Job
+from agents.llm_queue import waiting_message
 
 from ui import trace as ui_trace
 
 POLL_S = 0.25
+READING = "Reading the prompt… (on a CPU a long prompt can take a minute or more)"
+
+# The last code block the model has opened (```sql, or a bare ```), closed or not yet.
+_OPEN_BLOCK = re.compile(r"```[ \t]*(?:sql|sqlite)?[ \t]*\n(?P<body>(?:(?!```).)*)",
+                         re.DOTALL | re.IGNORECASE)
+
+
+def open_sql(text: str) -> str | None:
+    """The SQL of the last code block in ``text``, even while it is still being written."""
+    blocks = list(_OPEN_BLOCK.finditer(text))
+    body = blocks[-1].group("body").strip() if blocks else ""
+    return body or None
+
+
+def draw_partial(slot, partial: StepPartial | None) -> None:
+    """What a running step's model has written so far (or that it waits for its turn)."""
+    with slot.container():
+        if partial is not None and partial.waiting:
+            st.caption(f"Queued: {waiting_message(partial.waiting)}.")
+            return
+        if partial is None or not partial.text:
+            st.caption(READING)
+            return
+        retry = f" · try {partial.call}" if partial.call > 1 else ""
+        st.caption(f"The model is writing… {len(partial.text):,} characters{retry}")
+        st.code(partial.text, language=None, wrap_lines=True)
+        sql = open_sql(partial.text)
+        if sql:
+            st.code(sql, language="sql")
+
+
+def _running_label(started: StepStarted, since: float, partial: StepPartial | None) -> str:
+    label = ui_trace.running_label(started, time.time() - since)
+    if partial is not None and partial.waiting:
+        label += f" · {waiting_message(partial.waiting)}"
+    return label
 
 
 def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
@@ -47,10 +87,10 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
                                      expanded=details)
                 slot = block.empty()
                 if details:
-                    slot.caption("Working… (the model may take a while on a CPU)")
-                blocks[(source, item.index)] = (block, slot, item, time.time())
+                    draw_partial(slot, None)
+                blocks[(source, item.index)] = [block, slot, item, time.time(), None]
             elif isinstance(item, StepEvent):
-                block, slot, _, _ = blocks.pop((source, item.index), (None, None, None, None))
+                block, slot, *_ = blocks.pop((source, item.index), (None, None))
                 if block is None:
                     block = where.status(ui_trace.done_label(item), state="running")
                     slot = block.empty()
@@ -60,12 +100,19 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
                 block.update(label=ui_trace.done_label(item), state=ui_trace.status_state(item),
                              expanded=details and (expanded or item.status == "error"))
         if done:
-            for block, _, started, _ in blocks.values():  # a step cut short by a stop or crash
+            for block, _, started, *_ in blocks.values():  # cut short by a stop or crash
                 block.update(label=ui_trace.running_label(started).replace("running…", "stopped"),
                              state="error")
             return
-        for block, _, started, since in blocks.values():
-            block.update(label=ui_trace.running_label(started, time.time() - since))
+        for (source, index), entry in blocks.items():
+            block, slot, started, since, shown = entry
+            partial = job.partial(source, index)
+            if details and partial is not shown:
+                draw_partial(slot, partial)
+                entry[4] = partial
+            # The running step stays open while its text grows (an update without
+            # ``expanded`` folds the block in the browser).
+            block.update(label=_running_label(started, since, partial), expanded=details)
         time.sleep(POLL_S)
 
 

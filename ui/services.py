@@ -4,6 +4,12 @@ Both are created once per server process with ``st.cache_resource``. The embedde
 is started on first use behind a visible spinner; a client for an OpenAI-compatible endpoint is
 cheap and made per use, so an API key typed by one session is never cached where another session
 could reach it.
+
+All browser sessions share the one embedded server of this process (sessions with different
+settings get different clients, but ``agents.local_model`` keeps one server per model variant),
+and every client of a server on this machine takes turns in that server's one queue
+(``agents.llm_queue``): two sessions asking at once are served one after the other, and the
+second one's running step says how many runs are ahead of it.
 """
 
 from __future__ import annotations

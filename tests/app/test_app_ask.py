@@ -108,6 +108,7 @@ def test_baseline_run_live_trace_answer_and_store(app, app_env):
     result = [d.value for d in app.dataframe if list(d.value.columns) == ["name", "price"]]
     assert len(result[0]) == 5
     assert any(c.value.startswith("5 row(s)") for c in app.caption)
+    assert app.button(key="ask_run_button").disabled is False
     [saved] = stored_runs()
     assert saved["status"] == "done" and saved["pipeline"] == "baseline"
     assert saved["question"] == "What are the five most expensive products?"
@@ -202,6 +203,9 @@ def test_resume_from_an_edited_step_makes_a_linked_run(app, app_env):
         "selector", "decomposer", "refiner"]
     assert len(app_env.requests) == 2  # selector + decomposer once; the resume asked nothing
     assert "edited" in app.status[1].label
+    # the page is drawn again once the resumed run ends: Run is usable, Stop is gone
+    assert app.button(key="ask_run_button").disabled is False
+    assert not [b for b in app.button if b.key == "ask_stop"]
     runs = {r["run_id"]: r for r in stored_runs()}
     assert runs[second.run_id]["parent_run_id"] == first.run_id
 
@@ -231,3 +235,20 @@ def test_model_error_fails_the_run_with_one_message(app, app_env):
     app_env.push(f"```sql\n{TOP5}\n```")
     ask(app, "What are the five most expensive products?")
     assert errors(app) == [] and app.status[0].state == "complete"
+
+
+def test_run_and_stop_reflect_the_real_state_after_a_slow_resumed_run(app, app_env):
+    """A resumed run that takes a while: when it ends the page is drawn again, so Run is
+    enabled (not left disabled until another widget is touched) and Stop is gone."""
+    app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
+    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    app_env.clear()
+    app_env.when(DECOMPOSER, {"content": DECOMPOSER_REPLY, "delay": 1.5})
+    step = [s for s in app.selectbox if s.key and s.key.startswith("resume_step_")][0]
+    step.select(0).run()  # go on after the Selector: the Decomposer asks the (slow) model
+    [b for b in app.button if b.key and b.key.startswith("resume_go_")][0].click().run()
+    assert not app.exception and errors(app) == []
+    assert len(app_env.requests) == 1
+    assert app.session_state["ask_run"].resumed_from == 1
+    assert app.button(key="ask_run_button").disabled is False
+    assert not [b for b in app.button if b.key == "ask_stop"]

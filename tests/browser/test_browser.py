@@ -256,3 +256,48 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     [row] = _export_csv(page)
     assert row["verdict"] == "incorrect" and row["faulty_step_index"] == "0"
     assert row["notes"] == "misspelt the name column"
+
+
+def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, app_url,
+                                                                         browser_llm):
+    """The Selector's answer is streamed slowly: its text is on the page and growing while the
+    step is still running; Run is disabled meanwhile and enabled after; a second run clears the
+    first one's answer from the page while it works."""
+    pieces = [SELECTOR_ANSWER[i:i + 3] for i in range(0, len(SELECTOR_ANSWER), 3)]
+    browser_llm.clear()
+    browser_llm.when("database administrator",
+                     {"content": SELECTOR_ANSWER, "chunks": pieces, "chunk_delay": 0.3})
+    browser_llm.when("decompose the question", {"content": DECOMPOSER_ANSWER, "delay": 1.0})
+    _nav(page, app_url, "")
+    run_button = page.get_by_role("button", name="Run", exact=True)
+
+    def ask(question: str) -> None:
+        box = page.get_by_role("textbox", name="Question", exact=True)
+        box.fill(question)
+        box.press("Tab")
+        _idle(page)
+        run_button.click()
+
+    ask("How many orders were cancelled?")
+    running = page.get_by_text(re.compile(r"1\. Selector.*running"))
+    live_text = page.locator("[data-testid=stExpander] [data-testid=stCode]").first
+    live_text.wait_for(timeout=30_000)
+    first = live_text.inner_text()
+    page.wait_for_timeout(1500)
+    second = live_text.inner_text()
+    assert running.count() >= 1  # the step has not completed yet...
+    assert len(second) > len(first) > 0  # ...and its text has grown meanwhile
+    assert SELECTOR_ANSWER.replace("\n", "").startswith(second.replace("\n", ""))
+    assert run_button.is_disabled()
+    screenshot(page, "07-ask-streaming")
+    page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
+    _idle(page)
+    assert run_button.is_enabled()
+
+    ask("How many orders were cancelled, again?")
+    running.first.wait_for(timeout=30_000)
+    assert page.get_by_text("Final SQL").count() == 0  # the previous answer is gone, not faded
+    assert run_button.is_disabled()
+    page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
+    _idle(page)
+    assert run_button.is_enabled()
