@@ -146,6 +146,9 @@ class Run:
     finished_at: float | None = None
     parent_run_id: str | None = None
     resumed_from: int | None = None
+    # what the run was told besides its question (knowledge notes, the previous question of a
+    # conversation): ``agents.run_context.RunContext.to_dict()``; already part of ``evidence``
+    context: dict = field(default_factory=dict)
 
     @property
     def prompt_tokens(self) -> int:

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from agents.events import LLMCall, Run, StepEvent
-from agents.store import ERROR_TYPES, UNANNOTATED, Store, StoreError
+from agents.store import ERROR_TYPES, SCHEMA_VERSION, UNANNOTATED, Store, StoreError
 
 
 def make_run(question="How many orders were cancelled?", *, db_name="shop", pipeline="mac_sql",
@@ -181,7 +181,7 @@ def test_everything_survives_reopening(tmp_path):
         assert again.get_annotation(run.run_id)["error_type"] == "value_mismatch"
         assert again.list_accepted()[0]["result_preview"] == {"rows": [[93]]}
         version = again.db.execute("SELECT value FROM meta WHERE key='schema_version'")
-        assert version.fetchone()[0] == "1"
+        assert version.fetchone()[0] == str(SCHEMA_VERSION)
 
 
 def test_default_path_is_in_studio_home(isolated_studio):
