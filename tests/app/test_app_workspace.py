@@ -131,3 +131,67 @@ def test_knowledge_page_edits_disables_removes_and_refuses_empty_notes(app, app_
     app.button(key=f"kn_remove_{nid}").click().run()
     with Store(default_path()) as store:
         assert [n["id"] for n in store.list_notes("shop")] == [notes[-1]["id"]]
+
+
+def test_an_upload_is_there_again_after_a_restart_and_can_be_removed(app, app_env, tmp_path):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from app_helpers import APP, TIMEOUT, sqlite_bytes
+
+    data = sqlite_bytes(tmp_path, "CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT);"
+                                  "INSERT INTO pets (kind) VALUES ('cat'), ('dog');")
+    app.file_uploader[0].set_value(("pets.sqlite", data, "application/octet-stream")).run()
+    assert errors(app) == [] and app.selectbox(key="db_picker_ask").value == "upload:pets"
+    assert "pets (kept upload)" in app.selectbox(key="db_picker_ask").options
+
+    st.cache_resource.clear()  # a restart: nothing of the old process or session is left
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.run()
+    picker = again.selectbox(key="db_picker_ask")
+    assert "pets (kept upload)" in picker.options
+    picker.select("upload:pets").run()
+    assert again.dataframe[0].value.to_dict("records") == [
+        {"table": "pets", "rows": 2, "columns": 2}]
+    again.button(key="saved_remove_ask_pets").click().run()
+    assert any("Removed pets" in s.value for s in again.success)
+    assert "upload:pets" not in again.selectbox(key="db_picker_ask").options
+    with Store(default_path()) as store:
+        assert store.saved_databases() == []
+
+
+def test_a_server_file_is_registered_by_path_and_opened_read_only(app, tmp_path):
+    import sqlite3
+
+    path = tmp_path / "crm.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE leads (id INTEGER PRIMARY KEY, name TEXT);"
+                       "INSERT INTO leads (name) VALUES ('Ada');")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    app.text_input(key="server_path_ask").input("/no/such/crm.db")
+    app.button(key="server_register_ask").click().run()
+    assert errors(app) == ["/no/such/crm.db: no such file"]
+    app.text_input(key="server_path_ask").input(str(path))
+    app.button(key="server_register_ask").click().run()
+    assert errors(app) == [] and not app.exception
+    assert app.selectbox(key="db_picker_ask").value == "path:crm"
+    assert app.dataframe[0].value.to_dict("records") == [
+        {"table": "leads", "rows": 1, "columns": 2}]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("crm")) == ["crm.db"]
+
+
+def test_an_upload_over_the_kept_size_limit_stays_for_this_session_only(app, tmp_path,
+                                                                        monkeypatch):
+    from app_helpers import sqlite_bytes
+
+    monkeypatch.setenv("STUDIO_SAVED_DB_MB", "0.001")
+    data = sqlite_bytes(tmp_path, "CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT);")
+    app.file_uploader[0].set_value(("pets.sqlite", data, "application/octet-stream")).run()
+    assert errors(app) == []
+    [warning] = app.warning
+    assert "not kept after a restart" in warning.value and "STUDIO_SAVED_DB_MB" in warning.value
+    picker = app.selectbox(key="db_picker_ask")
+    assert picker.value == "upload:pets" and "pets (uploaded, this session only)" in picker.options
