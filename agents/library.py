@@ -54,6 +54,8 @@ def server_paths_allowed() -> bool:
 
 
 def _mib(size: int) -> str:
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
     return f"{size / (1024 * 1024):.1f} MiB"
 
 

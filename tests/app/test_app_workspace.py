@@ -192,6 +192,6 @@ def test_an_upload_over_the_kept_size_limit_stays_for_this_session_only(app, tmp
     app.file_uploader[0].set_value(("pets.sqlite", data, "application/octet-stream")).run()
     assert errors(app) == []
     [warning] = app.warning
-    assert "not kept after a restart" in warning.value and "STUDIO_SAVED_DB_MB" in warning.value
+    assert "not kept after a restart" in warning.value and "over the limit of 1.0 KiB" in warning.value
     picker = app.selectbox(key="db_picker_ask")
     assert picker.value == "upload:pets" and "pets (uploaded, this session only)" in picker.options
