@@ -98,18 +98,22 @@ def _saved_database(name: str, kind: str, path: str, added_at: str):
     return open_saved({"name": name, "kind": kind, "path": path})
 
 
-def add_upload(name: str, data: bytes):
+def add_upload(name: str, data: bytes, *, keep: bool = True):
     """Check an upload and keep it (see the module docstring); returns ``(db, notice)``.
 
     Raises ``DatabaseError`` with a clear message when it is not a usable SQLite database (not
     SQLite, corrupt, empty, or over the server's size limit). ``notice`` is what the user should
     read about what was opened (a WAL-mode file without its -wal) and why a good upload could not
-    be kept after a restart; None when there is nothing to say."""
+    be kept after a restart; None when there is nothing to say. With ``keep`` off the upload
+    stays in this session's memory only, seen by no other session."""
     from agents.database import Database
     from agents.library import LibraryError, save_upload
 
     limit = ui_state.upload_limit_mb() * 1024 * 1024
     db = Database.from_bytes(name, data, max_bytes=limit)
+    if not keep:
+        uploads()[db.name] = db
+        return db, db.notice
     try:
         save_upload(ui_services.store(), db, name, data, max_bytes=limit)
     except LibraryError as exc:

@@ -43,11 +43,17 @@ def database_picker(page: str, *, allow_upload: bool = True):
 
 def _upload_box(page: str) -> None:
     limit = ui_state.upload_limit_mb()
+    keep_key = f"keep_upload_{page}"
+    st.session_state.setdefault(keep_key, True)
+    st.checkbox("Keep uploads after a restart", key=keep_key,
+                help="A kept upload is a read-only copy in the studio's folder: it is there "
+                     "after a restart and every browser session of this server can open it. "
+                     "Untick to keep the next upload in this browser session's memory only.")
     file = st.file_uploader(
         "Upload a SQLite database", type=dbs.UPLOAD_TYPES, key=f"uploader_{page}",
-        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit). It is "
-             "kept as a read-only copy in the studio's folder, so it is still here after a "
-             "restart (remove it under 'Saved databases'); your file itself is never changed. "
+        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit), opened "
+             "read-only; your file itself is never changed. A kept upload is listed under "
+             "'Saved databases', where it can be removed. "
              "For a WAL-mode database whose -wal file holds changes, upload a .zip of both.")
     if file is None:
         return
@@ -57,7 +63,8 @@ def _upload_box(page: str) -> None:
         from agents.database import DatabaseError
 
         try:
-            db, notice = dbs.add_upload(file.name, file.getvalue())
+            db, notice = dbs.add_upload(file.name, file.getvalue(),
+                                        keep=bool(st.session_state.get(keep_key)))
         except DatabaseError as exc:
             outcome = {"token": token, "ok": False, "message": str(exc)}
         except Exception as exc:  # anything else about a bad file is still the file's fault
