@@ -38,6 +38,7 @@ def _pages() -> list:
         st.Page("pages/schema.py", title="Schema", url_path="schema"),
         st.Page("pages/history.py", title="History & annotation", url_path="history"),
         st.Page("pages/compare.py", title="Compare", url_path="compare"),
+        st.Page("pages/knowledge.py", title="Knowledge", url_path="knowledge"),
     ]
     if (ROOT / "pages" / "benchmark.py").is_file():
         pages.append(st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"))

@@ -204,18 +204,20 @@ def stop_run(control: RunControl, grace: float = 0.5) -> Run | None:
 def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
               params: dict | None = None, limits: ExecLimits | None = None,
               cancel: threading.Event | None = None, services: dict | None = None,
-              control: RunControl | None = None,
+              control: RunControl | None = None, context: dict | None = None,
               on_partial: Callable[[StepPartial], None] | None = None) -> Iterator[Item]:
     """Run ``pipeline`` on ``question``; yields StepStarted/StepEvent items, then RunFinished.
 
     ``control`` (or just a ``cancel`` event) lets another thread stop the run. The run is set
     up at once (``control.run`` exists when this returns); its steps run as the items are
     drawn. ``on_partial`` hears the running step's model output as it is written (see
-    :class:`RunControl`)."""
+    :class:`RunControl`). ``context`` is recorded on the run as what its ``evidence`` was made
+    of (see :mod:`agents.run_context`); the steps read only the evidence."""
     control = _control(control, cancel, on_partial)
     run = Run(pipeline=pipeline.name, question=question, evidence=evidence or "",
               db_name=db.name, db_path=getattr(db, "path", None),
-              params=pipeline.resolve_params(params), model=getattr(llm, "model", "") or "")
+              params=pipeline.resolve_params(params), model=getattr(llm, "model", "") or "",
+              context=copy.deepcopy(context or {}))
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),
                       data={}, cancel=control.cancel, services=services,
                       on_partial=control.partial)
@@ -259,7 +261,8 @@ def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
               params=pipeline.resolve_params(params if params is not None else previous.params),
               model=getattr(llm, "model", "") or previous.model,
               start_data=copy.deepcopy(previous.start_data), events=kept,
-              parent_run_id=previous.run_id, resumed_from=from_index)
+              parent_run_id=previous.run_id, resumed_from=from_index,
+              context=copy.deepcopy(previous.context))
     if data is not None and not kept:
         run.start_data = copy.deepcopy(data)
     ctx = StepContext(pipeline=pipeline, run=run, db=db, llm=llm, limits=limits or ExecLimits(),

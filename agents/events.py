@@ -119,6 +119,20 @@ class StepEvent:
         return sum(c.seconds or 0.0 for c in self.calls)
 
     @property
+    def cached_calls(self) -> int:
+        """How many of this step's model calls were answered from the response cache (their
+        seconds are the cache lookup, not model time)."""
+        return sum(1 for c in self.calls if c.cached)
+
+    def cache_label(self) -> str:
+        """``cached``, ``1 of 2 calls cached`` or empty: what a step's timing must say."""
+        cached = self.cached_calls
+        if not cached:
+            return ""
+        total = len(self.calls)
+        return "cached" if cached == total else f"{cached} of {total} calls cached"
+
+    @property
     def prompt(self) -> list[dict]:
         """Messages of the last model call of this step (empty when the step used no model)."""
         return self.calls[-1].messages if self.calls else []
@@ -164,6 +178,9 @@ class Run:
     finished_at: float | None = None
     parent_run_id: str | None = None
     resumed_from: int | None = None
+    # what the run was told besides its question (knowledge notes, the previous question of a
+    # conversation): ``agents.run_context.RunContext.to_dict()``; already part of ``evidence``
+    context: dict = field(default_factory=dict)
 
     @property
     def prompt_tokens(self) -> int:

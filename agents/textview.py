@@ -33,7 +33,8 @@ def render_event(event: StepEvent) -> list[str]:
         lines.append(f"  FAILED: {event.error}")
     cost = f"{event.seconds:.1f} s"
     if event.calls:
-        cost = (f"{len(event.calls)} model call(s), {event.prompt_tokens}+"
+        cached = f" ({event.cache_label()})" if event.cached_calls else ""
+        cost = (f"{len(event.calls)} model call(s){cached}, {event.prompt_tokens}+"
                 f"{event.completion_tokens} tokens, {cost}")
     lines.append(f"  ({cost})")
     return lines

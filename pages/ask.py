@@ -9,6 +9,7 @@ from agents.jobs import Job, run_job, stop_job
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import databases as ui_databases
+from ui.widgets import conversation as ui_conversation
 from ui.widgets import params as ui_params
 from ui.widgets import resume as ui_resume
 from ui import live
@@ -42,7 +43,11 @@ def _active_job() -> Job | None:
 
 def _saver():
     store = ui_services.store()  # resolved here: the worker thread has no script context
-    return lambda run: store.save_run(run, source="app")
+
+    def save(run) -> None:
+        store.save_run(run, source="app")
+        store.add_to_thread(run)
+    return save
 
 
 def _stop() -> None:
@@ -65,15 +70,28 @@ def _client():
     return None
 
 
-def _start(pipeline, db_key: str, db, question: str, evidence: str, params: dict) -> None:
+def _previous_run(db_key: str | None):
+    """The last finished run of this session when it was on the database now chosen (a job
+    that has just finished counts before the page has taken its run)."""
+    job = _active_job()
+    if job is not None and job.finished and hasattr(job.result, "final_sql"):
+        return job.result if st.session_state.get(JOB_DB) == db_key else None
+    run = st.session_state.get(RUN)
+    return run if run is not None and st.session_state.get(RUN_DB) == db_key else None
+
+
+def _start(pipeline, db_key: str, db, question: str, hint: str, params: dict) -> None:
     try:
         resolved = pipeline.resolve_params(params)
     except ValueError as exc:
         st.error(f"Invalid parameter: {md_text(exc)}")
         return
+    context = ui_conversation.new_run_context(db, hint, _previous_run(db_key))
+    if context is None:
+        return
     _launch(pipeline, db_key, db, lambda llm, limits, services, control: start_run(
-        pipeline, question, db, llm, evidence=evidence, params=resolved, limits=limits,
-        control=control, services=services))
+        pipeline, question, db, llm, evidence=context.evidence(), params=resolved,
+        limits=limits, control=control, services=services, context=context.to_dict()))
 
 
 def _launch(pipeline, db_key: str, db, items) -> None:
@@ -127,7 +145,9 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
                  placeholder="e.g. Which five products sold the most units in 2024?")
     st.text_input("Evidence / hint (optional)", key="ask_evidence",
                   help="Knowledge the model cannot see in the schema, e.g. "
-                       "'revenue = quantity * unit_price' or 'active means status = 1'.")
+                       "'revenue = quantity * unit_price' or 'active means status = 1'. "
+                       "Knowledge that holds for every question belongs on the Knowledge page.")
+    ui_conversation.context_controls(db, _previous_run(db_key))
     names = [p.name for p in pipelines]
     if st.session_state.get("ask_pipeline") not in names:
         st.session_state["ask_pipeline"] = "macsql" if "macsql" in names else names[0]
@@ -206,7 +226,12 @@ if run is not None:
             st.subheader("Agent steps")
             expand = _expand_toggle()
             st.caption(f"“{md_text(run.question)}” on {md_text(run.db_name)} with {run.pipeline}")
+            ui_conversation.thread_panel(run)
+            ui_conversation.context_panel(run)
             ui_trace.render_trace(run.events, expanded=expand, originals=originals_for(run))
+        else:
+            ui_conversation.thread_panel(run)
+            ui_conversation.context_panel(run)
         ui_trace.render_graph(run)
         run_db_key = st.session_state.get(RUN_DB)
         answer_pane(run, run_db_key)

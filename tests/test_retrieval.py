@@ -20,7 +20,7 @@ from agents.retrieval import NothingFits, Retrieving, fit, rank
 from agents.retrieval.fit import form_cost
 from agents.schema import introspect
 from agents.token_budget import message_tokens
-from dbfactory import SINGERS_SQL, build_wide_db, make_db, wide_schema_sql
+from dbfactory import build_wide_db, make_db, wide_schema_sql
 from prompt_markers import (DEA_ACTIVE, DEA_CLASSIFY, DEA_CORRECT, DEA_ELEMENTS, DEA_FILTER,
                             DEA_GENERATE, MAC_DECOMPOSE, R3_EXEC_ERROR, SELECT_CHOICE)
 from scripted_llm import ScriptedLLM, last_user_message, prompt_text

@@ -1,10 +1,14 @@
-"""Which databases a session can use: the shared sample databases and its own uploads.
+"""Which databases a session can use: the sample databases, the saved ones and its own uploads.
 
 Sample databases are opened once per server process (``st.cache_resource``) and shared read-only
-by every session. An upload is loaded into memory with ``Database.from_bytes`` and kept in this
-session's ``st.session_state`` only: it is never saved and no other session sees it (a ``.zip``
-of a WAL-mode database and its ``-wal`` is merged in a private temporary folder, removed at once).
-A database is named everywhere by a key, ``"sample:<name>"`` or ``"upload:<name>"``.
+by every session. An upload is first opened with ``Database.from_bytes`` (every check of an
+upload applies), then kept as a read-only copy in the studio's home (:mod:`agents.library`), so
+it is still there after a restart; when the kept copies would exceed their size limit it stays in
+this session's memory only, as before, and the user is told. A file on the server can be
+registered by path (opened read-only, never modified). Saved databases are opened once per
+server process, like the samples. A database is named everywhere by a key: ``"sample:<name>"``,
+``"upload:<name>"`` (this session's upload, else a kept one) or ``"path:<name>"`` (a registered
+server file).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import streamlit as st
 
 from agents.paths import SAMPLE_DBS, cache_dir
 
+from ui import services as ui_services
 from ui import state as ui_state
 
 UPLOADS = "uploaded_dbs"
@@ -73,19 +78,76 @@ def sample_database(name: str):
 
 
 def uploads() -> dict:
-    """This session's uploaded databases by their database name."""
+    """This session's uploaded databases that are not kept, by their database name."""
     return st.session_state.setdefault(UPLOADS, {})
 
 
-def add_upload(name: str, data: bytes):
-    """Load an upload into memory; raises ``DatabaseError`` with a clear message when it is not
-    a usable SQLite database (not SQLite, corrupt, empty, or over the server's size limit)."""
-    from agents.database import Database
+def saved() -> dict[str, dict]:
+    """The saved databases (kept uploads and registered server files) by name; none when the
+    store cannot be read (the pages that need the store say why)."""
+    try:
+        return {e["name"]: e for e in ui_services.store().saved_databases()}
+    except Exception:
+        return {}
 
-    limit_mb = ui_state.upload_limit_mb()
-    db = Database.from_bytes(name, data, max_bytes=limit_mb * 1024 * 1024)
-    uploads()[db.name] = db
-    return db
+
+@st.cache_resource(show_spinner="Opening the saved database…", max_entries=32)
+def _saved_database(name: str, kind: str, path: str, added_at: str):
+    from agents.library import open_saved
+
+    return open_saved({"name": name, "kind": kind, "path": path})
+
+
+def add_upload(name: str, data: bytes, *, keep: bool = True):
+    """Check an upload and keep it (see the module docstring); returns ``(db, notice)``.
+
+    Raises ``DatabaseError`` with a clear message when it is not a usable SQLite database (not
+    SQLite, corrupt, empty, or over the server's size limit). ``notice`` is what the user should
+    read about what was opened (a WAL-mode file without its -wal) and why a good upload could not
+    be kept after a restart; None when there is nothing to say. With ``keep`` off the upload
+    stays in this session's memory only, seen by no other session."""
+    from agents.database import Database
+    from agents.library import LibraryError, save_upload
+
+    limit = ui_state.upload_limit_mb() * 1024 * 1024
+    db = Database.from_bytes(name, data, max_bytes=limit)
+    if not keep:
+        uploads()[db.name] = db
+        return db, db.notice
+    try:
+        save_upload(ui_services.store(), db, name, data, max_bytes=limit)
+    except LibraryError as exc:
+        uploads()[db.name] = db
+        return db, _joined(db.notice, str(exc))
+    except Exception as exc:  # e.g. the studio's folder is not writable
+        uploads()[db.name] = db
+        return db, _joined(db.notice, f"{name} is not kept after a restart: {exc}")
+    uploads().pop(db.name, None)
+    db.close()  # the kept copy is opened (once per server) from now on
+    return resolve(f"upload:{db.name}"), db.notice
+
+
+def _joined(*parts: str | None) -> str | None:
+    return " ".join(p for p in parts if p) or None
+
+
+def register_path(path: str):
+    """Register a server file by path; raises ``LibraryError`` with a clear message."""
+    from agents.library import register_path as register
+
+    entry, db = register(ui_services.store(), path)
+    db.close()
+    uploads().pop(entry["name"], None)
+    return entry
+
+
+def remove_saved(name: str) -> bool:
+    """Forget a saved database (a kept copy is deleted; a server file is left alone)."""
+    from agents.library import remove
+
+    done = remove(ui_services.store(), name)
+    _saved_database.clear()
+    return done
 
 
 def resolve(key: str | None):
@@ -97,16 +159,24 @@ def resolve(key: str | None):
         if name not in sample_catalog():
             return None
         return sample_database(name)
-    if kind == "upload":
-        return uploads().get(name)
+    if kind in ("upload", "path"):
+        if kind == "upload" and name in uploads():
+            return uploads()[name]
+        entry = saved().get(name)
+        if entry is None or (entry["kind"] == "upload") != (kind == "upload"):
+            return None
+        return _saved_database(entry["name"], entry["kind"], entry["path"], entry["added_at"])
     return None
 
 
 def key_for_run(db_name: str) -> str | None:
-    """The key of the database a stored run used, if this session has it (uploads win, since a
-    session that uploaded a file named like a sample means its own file)."""
+    """The key of the database a stored run used, if it is available (uploads and saved
+    databases win, since a user who uploaded a file named like a sample means their own file)."""
     if db_name in uploads():
         return f"upload:{db_name}"
+    entry = saved().get(db_name)
+    if entry is not None:
+        return _key_of(entry)
     if db_name in sample_catalog():
         return f"sample:{db_name}"
     for name in uploads():
@@ -115,10 +185,17 @@ def key_for_run(db_name: str) -> str | None:
     return None
 
 
+def _key_of(entry: dict) -> str:
+    return f"{'upload' if entry['kind'] == 'upload' else 'path'}:{entry['name']}"
+
+
 def choices() -> dict[str, str]:
     """Every database this session can pick: key -> label."""
     options = {f"sample:{n}": f"{i.title} ({n}, sample)" for n, i in sample_catalog().items()}
-    options.update({f"upload:{n}": f"{n} (uploaded)" for n in uploads()})
+    for entry in saved().values():
+        what = "kept upload" if entry["kind"] == "upload" else "server file"
+        options[_key_of(entry)] = f"{entry['name']} ({what})"
+    options.update({f"upload:{n}": f"{n} (uploaded, this session only)" for n in uploads()})
     return options
 
 

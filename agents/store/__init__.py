@@ -9,7 +9,9 @@ write at once without losing anything. One :class:`Store` may be shared between 
 
 One concept per module: :mod:`.taxonomy` (verdicts, error types), :mod:`.schema` (tables and
 migrations), :mod:`.connection` (the open file and its transactions), :mod:`.runs`,
-:mod:`.annotations`, :mod:`.accepted` and :mod:`.export`. :class:`Store` joins the parts into
+:mod:`.annotations`, :mod:`.accepted`, :mod:`.export`, and the analyst's workspace: :mod:`.knowledge`
+(notes per database), :mod:`.threads` (follow-up conversations) and :mod:`.databases` (saved
+databases). :class:`Store` joins the parts into
 the one object callers use.
 """
 
@@ -18,18 +20,24 @@ from __future__ import annotations
 from .accepted import AcceptedPart
 from .annotations import AnnotationsPart, blamed_step_label, resolve_step
 from .connection import BUSY_TIMEOUT_S, StoreConnection, StoreError, default_path
+from .databases import DATABASE_KINDS, DatabasesPart
 from .export import EXPORT_COLUMNS, ExportPart
+from .knowledge import MAX_NOTE_CHARS, KnowledgePart
 from .runs import FILTER_COLUMNS, RunsPart
 from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION
 from .taxonomy import ERROR_TYPES, SOURCES, UNANNOTATED, VERDICTS, ErrorType
+from .threads import ThreadsPart
 
 
-class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart):
-    """Runs, annotations and accepted answers in one SQLite file (see the package docstring)."""
+class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart, KnowledgePart, ThreadsPart,
+            DatabasesPart):
+    """Runs, annotations, accepted answers, knowledge notes, conversation threads and saved
+    databases in one SQLite file (see the package docstring)."""
 
 
 __all__ = [
-    "ACCEPTED_COLUMNS", "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "ERROR_TYPES", "EXPORT_COLUMNS", "FILTER_COLUMNS",
+    "ACCEPTED_COLUMNS", "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "DATABASE_KINDS", "ERROR_TYPES",
+    "EXPORT_COLUMNS", "FILTER_COLUMNS", "MAX_NOTE_CHARS",
     "RUN_COLUMNS", "SCHEMA_VERSION", "SOURCES", "UNANNOTATED", "VERDICTS", "ErrorType", "Store",
     "StoreConnection", "StoreError", "blamed_step_label", "default_path", "resolve_step",
 ]

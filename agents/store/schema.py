@@ -15,7 +15,7 @@ import sqlite_utils
 
 from ..outcome import outcome
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The filter columns of a run and of its latest annotation, as lists and exports show them.
 RUN_COLUMNS = [
@@ -81,5 +81,26 @@ def _review_v2(db: sqlite_utils.Database) -> None:
     db["runs"].create_index(["outcome"])
 
 
-# version -> the step that brings a file from the previous version to it
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _create_v1, 2: _review_v2}
+def _create_v3(db: sqlite_utils.Database) -> None:
+    """The analyst's workspace: knowledge notes per database, conversation threads, saved
+    databases. New tables only, so it applies after any version that does not create them."""
+    db["knowledge"].create({
+        "id": int, "db_name": str, "title": str, "text": str, "enabled": int, "source": str,
+        "accepted_id": int, "created_at": str, "updated_at": str,
+    }, pk="id", not_null=["db_name", "text"], if_not_exists=True)
+    db["knowledge"].create_index(["db_name"], if_not_exists=True)
+    db["thread_runs"].create({
+        "run_id": str, "thread_id": str, "previous_run_id": str, "position": int,
+        "created_at": str,
+    }, pk="run_id", not_null=["thread_id"], if_not_exists=True)
+    db["thread_runs"].create_index(["thread_id"], if_not_exists=True)
+    db["saved_databases"].create({
+        "name": str, "kind": str, "path": str, "file_name": str, "size_bytes": int,
+        "added_at": str,
+    }, pk="name", not_null=["kind", "path"], if_not_exists=True)
+
+
+# version -> the step that brings a file from the previous version to it. Versions are numbered
+# by feature; a number without an entry has nothing to create, and opening a file skips it.
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {
+    1: _create_v1, 2: _review_v2, 3: _create_v3}

@@ -76,7 +76,8 @@ def test_two_sessions_do_not_see_each_others_uploads(app_env, tmp_path):
     first = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     second = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     data = sqlite_bytes(tmp_path, "CREATE TABLE secret (x INTEGER); INSERT INTO secret VALUES (1);")
+    first.checkbox(key="keep_upload_ask").uncheck().run()  # kept uploads are shared on purpose
     first.file_uploader[0].set_value(("private.sqlite", data, "application/octet-stream")).run()
-    assert "private (uploaded)" in first.selectbox(key="db_picker_ask").options
+    assert "private (uploaded, this session only)" in first.selectbox(key="db_picker_ask").options
     second.run()
-    assert "private (uploaded)" not in second.selectbox(key="db_picker_ask").options
+    assert not [o for o in second.selectbox(key="db_picker_ask").options if "private" in o]

@@ -77,7 +77,8 @@ def done_label(event: StepEvent) -> str:
         return f"{head} — skipped{edited}"
     tokens = event.prompt_tokens + event.completion_tokens
     cost = f"{tokens:,} tokens · " if event.calls else ""
-    return f"{head} — {cost}{event.seconds:.1f} s{edited}"
+    cached = f"{event.cache_label()} · " if event.cached_calls else ""
+    return f"{head} — {cost}{cached}{event.seconds:.1f} s{edited}"
 
 
 def status_state(event: StepEvent) -> str:
@@ -115,7 +116,9 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
                                 holds_text(event.parsed, event.execution["error"])):
         _render_execution(event.execution)
     if event.calls:
-        st.caption(f"{len(event.calls)} model call(s) · "
+        cached = (f" ({event.cache_label()}: answered from the response cache, so no model "
+                  "time)" if event.cached_calls else "")
+        st.caption(f"{len(event.calls)} model call(s){cached} · "
                    f"{tokens_text(event.prompt_tokens, event.completion_tokens)} · "
                    f"{event.llm_seconds:.1f} s model · {event.seconds:.1f} s step")
         with st.expander("Prompt and raw model output"):
@@ -130,7 +133,7 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
                             height=320)
                 st.caption(f"raw output · {call.prompt_tokens:,} in / "
                            f"{call.completion_tokens:,} out tokens · {call.seconds:.1f} s"
-                           + (" · cached" if call.cached else ""))
+                           + (" · from the response cache" if call.cached else ""))
                 st.code(call.raw or "(empty)", language=None, wrap_lines=True)
     elif event.status != "error":
         st.caption(f"No model call · {event.seconds:.2f} s")

@@ -24,15 +24,27 @@ def render_invitation(invitation: ReviewerInvitation) -> None:
     reviewers, requested = invitation.reviewers, invitation.requested
     of = f" of {requested} asked for" if requested and requested != len(reviewers) else ""
     st.markdown(f"**{len(reviewers)} reviewer(s) invited**{of}")
-    markdown_table(["reviewer", "expertise"],
-                   [[cell(r.get("name", "")), cell(r.get("expertise", ""))] for r in reviewers])
+    if all(_named_by_expertise(r.get("name"), r.get("expertise")) for r in reviewers):
+        markdown_table(["reviewer (named by expertise)"],
+                       [[cell(r.get("expertise", ""))] for r in reviewers])
+    else:  # a run stored before reviewers were named by their expertise
+        markdown_table(["reviewer", "expertise"],
+                       [[cell(r.get("name", "")), cell(r.get("expertise", ""))]
+                        for r in reviewers])
+
+
+def _named_by_expertise(name: Any, expertise: Any) -> bool:
+    name, expertise = str(name or ""), str(expertise or "")
+    base = name.split(" (")[0].rstrip("…")
+    return bool(base) and expertise.startswith(base)
 
 
 @view(Review.kind)
 def render_review(review: Review) -> None:
     """One reviewer: verdict, expertise and comment."""
     who = review.expertise or review.reviewer or ""
-    named = f" ({text(review.reviewer)})" if review.reviewer and review.expertise else ""
+    named = (f" ({text(review.reviewer)})" if review.reviewer and review.expertise
+             and not _named_by_expertise(review.reviewer, review.expertise) else "")
     st.markdown(f"{round_prefix(review.round)}{verdict_badge(review.verdict)} "
                 f"**{text(who)}**{named}")
     if review.comment:

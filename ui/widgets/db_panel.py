@@ -1,4 +1,5 @@
-"""The database panel shared by the Ask, Schema and Compare pages: pick, upload, summarize.
+"""The database panel shared by the Ask, Schema and Compare pages: pick, upload, summarize, and
+manage the saved databases (kept uploads, server files registered by path).
 
 File names, database names and error messages (which quote table names) reach Markdown here,
 so every one of them goes through :func:`ui.format.md_text` and shows as typed.
@@ -14,12 +15,15 @@ from ui import state as ui_state
 from ui.format import human_size, md_text
 
 UPLOAD_OUTCOME = "upload_outcome"
+SAVED_OUTCOME = "saved_db_outcome"
 
 
 def database_picker(page: str, *, allow_upload: bool = True):
-    """Select box of every database of this session (plus an uploader); returns (key, db)."""
+    """Select box of every database of this session (plus an uploader and the saved-database
+    controls); returns (key, db)."""
     if allow_upload:
         _upload_box(page)
+        _saved_box(page)
     options = dbs.choices()
     if not options:
         st.info("No database yet: upload a SQLite file.")
@@ -39,10 +43,17 @@ def database_picker(page: str, *, allow_upload: bool = True):
 
 def _upload_box(page: str) -> None:
     limit = ui_state.upload_limit_mb()
+    keep_key = f"keep_upload_{page}"
+    st.session_state.setdefault(keep_key, True)
+    st.checkbox("Keep uploads after a restart", key=keep_key,
+                help="A kept upload is a read-only copy in the studio's folder: it is there "
+                     "after a restart and every browser session of this server can open it. "
+                     "Untick to keep the next upload in this browser session's memory only.")
     file = st.file_uploader(
         "Upload a SQLite database", type=dbs.UPLOAD_TYPES, key=f"uploader_{page}",
-        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit). It "
-             "stays in this browser session's memory, opened read-only, and is never saved. "
+        help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit), opened "
+             "read-only; your file itself is never changed. A kept upload is listed under "
+             "'Saved databases', where it can be removed. "
              "For a WAL-mode database whose -wal file holds changes, upload a .zip of both.")
     if file is None:
         return
@@ -52,7 +63,8 @@ def _upload_box(page: str) -> None:
         from agents.database import DatabaseError
 
         try:
-            db = dbs.add_upload(file.name, file.getvalue())
+            db, notice = dbs.add_upload(file.name, file.getvalue(),
+                                        keep=bool(st.session_state.get(keep_key)))
         except DatabaseError as exc:
             outcome = {"token": token, "ok": False, "message": str(exc)}
         except Exception as exc:  # anything else about a bad file is still the file's fault
@@ -60,7 +72,7 @@ def _upload_box(page: str) -> None:
                        "message": f"{file.name} could not be opened as a SQLite database: {exc}"}
         else:
             dbs.set_active(f"upload:{db.name}")
-            outcome = {"token": token, "ok": True, "notice": db.notice,
+            outcome = {"token": token, "ok": True, "notice": notice,
                        "message": f"Loaded {file.name} ({human_size(db.size_bytes)}, "
                                   f"{len(db.schema.tables)} tables)."}
         st.session_state[UPLOAD_OUTCOME] = outcome
@@ -68,6 +80,59 @@ def _upload_box(page: str) -> None:
         st.error(md_text(outcome["message"]))
     elif outcome.get("notice"):
         st.warning(md_text(outcome["notice"]))
+
+
+def _register(page: str) -> None:
+    from agents.library import LibraryError
+
+    path = st.session_state.get(f"server_path_{page}") or ""
+    try:
+        entry = dbs.register_path(path)
+    except LibraryError as exc:
+        st.session_state[SAVED_OUTCOME] = (False, str(exc))
+    except Exception as exc:  # the store or the file system: still one message
+        st.session_state[SAVED_OUTCOME] = (False, f"{path} could not be registered: {exc}")
+    else:
+        dbs.set_active(f"path:{entry['name']}")
+        st.session_state[f"server_path_{page}"] = ""
+        st.session_state[SAVED_OUTCOME] = (
+            True, f"Registered {entry['path']} as {entry['name']} (opened read-only).")
+
+
+def _remove(name: str) -> None:
+    try:
+        dbs.remove_saved(name)
+    except Exception as exc:
+        st.session_state[SAVED_OUTCOME] = (False, f"{name} could not be removed: {exc}")
+    else:
+        st.session_state[SAVED_OUTCOME] = (True, f"Removed {name} from the saved databases.")
+
+
+def _saved_box(page: str) -> None:
+    """Saved databases: register a server file by path, remove kept uploads and registrations."""
+    from agents.library import server_paths_allowed
+
+    outcome = st.session_state.pop(SAVED_OUTCOME, None)
+    if outcome is not None:
+        (st.success if outcome[0] else st.error)(md_text(outcome[1]))
+    saved = dbs.saved()
+    with st.expander(f"Saved databases ({len(saved)})"):
+        if server_paths_allowed():
+            st.text_input("Open a SQLite file on the server by its path", key=f"server_path_{page}",
+                          placeholder="/data/chinook.sqlite",
+                          help="The file is opened read-only and never modified; it is listed "
+                               "here until you remove it (the file itself stays).")
+            st.button("Register the file", key=f"server_register_{page}", on_click=_register,
+                      args=(page,))
+        if not saved:
+            st.caption("No saved database yet: uploads are kept here.")
+        for name, entry in saved.items():
+            what = ("kept copy" if entry["kind"] == "upload" else "server file") + \
+                f" · {human_size(entry['size_bytes'])}"
+            left, right = st.columns([3, 1])
+            left.caption(f"**{md_text(name)}** · {what} · {md_text(entry['file_name'] or '')}")
+            right.button("Remove", key=f"saved_remove_{page}_{name}", on_click=_remove,
+                         args=(name,))
 
 
 def database_summary(db) -> None:

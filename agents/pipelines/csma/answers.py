@@ -7,10 +7,14 @@ which the engine does once before failing the step.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ...engine import ParseError
 from ...parsing import extract_json
+from ..demonstration import template
 from .schema_ops import SchemaMap, clean_name, resolve_extraction
+
+HERE = Path(__file__).parent
 
 POSITIVE = "positive"
 NEGATIVE = "negative"
@@ -39,7 +43,7 @@ def parse_extraction(text: str, known: SchemaMap) -> tuple[SchemaMap, list[str]]
     value = extract_json(text)
     if not isinstance(value, dict):
         raise ParseError('expected one JSON object such as {"table": ["column", "column"]}')
-    extracted, notes = resolve_extraction(value, known)
+    extracted, notes = resolve_extraction(value, known, template(str(HERE), "extract"))
     known_tables = {t.casefold() for t in known}
     unknown = [k for k in value if clean_name(k).casefold() not in known_tables]
     if unknown and not extracted:

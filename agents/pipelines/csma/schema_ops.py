@@ -18,6 +18,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from ...schema import Schema
+from ..demonstration import ignored_names
 
 SchemaMap = dict[str, list[str]]
 
@@ -183,9 +184,10 @@ def as_rows(schema_map: SchemaMap) -> list[dict]:
 
 # -- extraction ---------------------------------------------------------------------------------
 
-def resolve_extraction(answer: dict, known: SchemaMap) -> tuple[SchemaMap, list[str]]:
+def resolve_extraction(answer: dict, known: SchemaMap, demonstration: str = ""
+                       ) -> tuple[SchemaMap, list[str]]:
     """The model's ``{table: [columns]}`` answer as names from ``known``; notes say what was
-    ignored. A table named with only unknown columns is kept (with no column yet: retention
+    ignored, and which ignored names came from ``demonstration`` (the prompt's example). A table named with only unknown columns is kept (with no column yet: retention
     fills it), since the model did judge the table relevant."""
     tables = {t.casefold(): t for t in known}
     extracted: SchemaMap = {}
@@ -193,7 +195,7 @@ def resolve_extraction(answer: dict, known: SchemaMap) -> tuple[SchemaMap, list[
     for raw_table, raw_columns in answer.items():
         table = tables.get(clean_name(raw_table).casefold())
         if table is None:
-            notes.append(f"ignored unknown table {raw_table!r}")
+            notes += ignored_names([raw_table], "table", demonstration)
             continue
         columns = {c.casefold(): c for c in known[table]}
         if isinstance(raw_columns, str):
@@ -212,7 +214,7 @@ def resolve_extraction(answer: dict, known: SchemaMap) -> tuple[SchemaMap, list[
                     name = clean_name(rest)
             column = columns.get(name.casefold())
             if column is None:
-                notes.append(f"{table}: ignored unknown column {raw!r}")
+                notes += ignored_names([raw], "column", demonstration, prefix=f"{table}: ")
             elif column not in chosen:
                 chosen.append(column)
     return extracted, notes

@@ -19,7 +19,8 @@ import re
 from ...engine import ParseError, StepContext
 from .outputs import FilteredSchema
 from ...parsing import extract_json
-from .shared import hint_text, main_metric, prompt, table_info
+from ..demonstration import ignored_names, template
+from .shared import HERE, hint_text, main_metric, prompt, table_info
 
 MAX_TOKENS = 700
 TABLES_KEY = "Required table information"
@@ -123,8 +124,11 @@ def _clean(name: str) -> str:
     return str(name).strip().strip("`\"'[]").strip()
 
 
-def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str], list[str]]:
+def resolve(schema, answer: dict, demonstration: str = ""
+            ) -> tuple[dict | None, list[dict], list[str], list[str]]:
     """``(selection, rows, notes, key_info)`` from a parsed answer; see the module docstring.
+    Ignored names found in ``demonstration`` (the prompt's answer format) are said to be
+    copied from it.
 
     ``selection`` is None when no named table exists (the whole schema is used then).
     """
@@ -146,7 +150,7 @@ def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str], l
         if unknown:
             notes.append(f"{table.name}: ignored unknown column(s) {', '.join(map(repr, unknown))}")
     if unknown_tables:
-        notes.append(f"ignored unknown table(s) {', '.join(map(repr, unknown_tables))}")
+        notes += ignored_names(unknown_tables, "table", demonstration)
     if not wanted:
         notes.append("the answer names no table of this database; the whole schema is used")
         return None, [], notes, _key_info(answer, where)
@@ -239,7 +243,8 @@ def run(ctx: StepContext) -> str:
                             entities=", ".join(entities) or "None",
                             main_metric=main_metric(ctx)),
                      parse=parse_answer, json_schema=ANSWER_SCHEMA, max_tokens=MAX_TOKENS)
-    selection, rows, notes, key_info = resolve(schema, answer)
+    selection, rows, notes, key_info = resolve(
+        schema, answer, template(str(HERE), "information_filter"))
     for note in notes:
         ctx.note(note)
     ctx.data["selection"] = selection

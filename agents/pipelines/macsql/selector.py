@@ -18,6 +18,7 @@ from ...outputs import SchemaSelection
 from ...parsing import extract_json
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, schema_size, user_message
+from ..demonstration import ignored_names, template
 
 HERE = Path(__file__).parent
 
@@ -60,21 +61,26 @@ def parse_answer(text: str) -> dict:
     return value
 
 
-def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str]]:
+def resolve(schema, answer: dict, demonstration: str = ""
+            ) -> tuple[dict | None, list[dict], list[str]]:
     """Turn the model's answer into a schema selection.
 
     Returns ``(selection, rows, notes)``: ``selection`` maps each kept table to ``"keep_all"`` or
     its kept columns (schema spelling and order); ``rows`` is one record per schema table for the
-    step's parsed output; ``notes`` explains every name that was ignored or defaulted.
+    step's parsed output; ``notes`` explains every name that was ignored or defaulted, and says
+    which ignored names came from ``demonstration`` (the prompt's worked example).
     """
     notes: list[str] = []
     decisions: dict[str, object] = {}
+    unknown_tables: list[str] = []
     for raw_name, decision in answer.items():
         table = schema.table(_clean_name(raw_name))
         if table is None:
-            notes.append(f"ignored unknown table {raw_name!r}")
+            unknown_tables.append(raw_name)
             continue
         decisions[table.name] = decision
+    for raw_name in unknown_tables:
+        notes += ignored_names([raw_name], "table", demonstration)
 
     selection: dict[str, object] = {}
     rows: list[dict] = []
@@ -93,7 +99,8 @@ def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str]]:
             kept = all_columns if word == KEEP_ALL else []
             label = word
         else:
-            kept = _chosen_columns(table, decision, set(schema.key_columns(table.name)), notes)
+            kept = _chosen_columns(table, decision, set(schema.key_columns(table.name)), notes,
+                                   demonstration)
             label = "columns" if kept else DROP_ALL
         if kept:
             selection[table.name] = KEEP_ALL if label == KEEP_ALL else kept
@@ -107,7 +114,8 @@ def resolve(schema, answer: dict) -> tuple[dict | None, list[dict], list[str]]:
     return selection, rows, notes
 
 
-def _chosen_columns(table, names: list[str], keys: set[str], notes: list[str]) -> list[str]:
+def _chosen_columns(table, names: list[str], keys: set[str], notes: list[str],
+                    demonstration: str = "") -> list[str]:
     by_lower = {c.name.lower(): c.name for c in table.columns}
     wanted: set[str] = set()
     unknown: list[str] = []
@@ -123,7 +131,7 @@ def _chosen_columns(table, names: list[str], keys: set[str], notes: list[str]) -
         else:
             wanted.add(column)
     if unknown:
-        notes.append(f"{table.name}: ignored unknown column(s) {', '.join(map(repr, unknown))}")
+        notes += ignored_names(unknown, "column", demonstration, prefix=f"{table.name}: ")
     if not wanted:
         if names:  # only invented names: the model meant the table but named nothing real
             notes.append(f"{table.name}: no known column chosen, kept all columns")
@@ -165,7 +173,8 @@ def run(ctx: StepContext) -> str:
         ctx.note(f"{exc}; the whole schema is used instead")
         ctx.set_output(SchemaSelection(used=False))
         return "decomposer"
-    selection, rows, notes = resolve(schema, answer)
+    demonstration = template(str(HERE), "selector").split("Here is a new example")[0]
+    selection, rows, notes = resolve(schema, answer, demonstration)
     for note in notes:
         ctx.note(note)
     ctx.data["selection"] = selection

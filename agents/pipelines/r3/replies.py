@@ -83,6 +83,35 @@ def parse_personas(text: str) -> list[dict]:
     return personas
 
 
+def persona_label(persona: dict, width: int = 60) -> str:
+    """A reviewer's name: its expertise, shortened (the model's own keys are often the random ids
+    of the prompt's example, such as "Reviewer 2KtR", which tell a reader nothing)."""
+    text = persona.get("expertise") or persona.get("name") or "reviewer"
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
+
+
+def distinct_personas(personas: list[dict]) -> tuple[list[dict], list[str]]:
+    """``(personas, repeated)``: each persona named by its expertise, and an expertise invited
+    twice kept once (a repeat would send the same prompt and review exactly as the first)."""
+    kept: list[dict] = []
+    repeated: list[str] = []
+    seen: set[str] = set()
+    names: set[str] = set()
+    for persona in personas:
+        key = " ".join(persona["expertise"].casefold().split()).strip(" .")
+        if key in seen:
+            repeated.append(persona["expertise"])
+            continue
+        seen.add(key)
+        name, n = persona_label(persona), 2
+        base = name
+        while name.casefold() in names:
+            name, n = f"{base} ({n})", n + 1
+        names.add(name.casefold())
+        kept.append({"name": name, "expertise": persona["expertise"]})
+    return kept, repeated
+
+
 def _persona(name: str, desc: object) -> dict:
     if isinstance(desc, dict):
         desc = next((desc[k] for k in _DESCRIPTION_KEYS if desc.get(k)), "")

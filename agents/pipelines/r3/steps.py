@@ -19,7 +19,8 @@ from .outputs import Review, ReviewerInvitation, Revision
 from ...prompts import load, render
 
 from . import dialogue
-from .replies import parse_personas, parse_review, parse_writer_reply
+from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
+                      persona_label)
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
 
@@ -188,6 +189,11 @@ def invite(ctx: StepContext) -> str:
                     question=ctx.question, sql=data["sql"])
     personas = ctx.ask([{"role": "user", "content": prompt}], parse=parse_personas,
                        max_tokens=INVITE_MAX_TOKENS)
+    personas, repeated = distinct_personas(personas)
+    if repeated:
+        ctx.note(f"The model invited the same expertise more than once "
+                 f"({', '.join(map(repr, dict.fromkeys(repeated)))}); each expertise reviews "
+                 "once, since a repeat would review the SQL exactly as the first.")
     if len(personas) > n:
         personas = personas[:n]
     elif len(personas) < n:
@@ -233,11 +239,6 @@ def review(ctx: StepContext) -> str | None:
         ctx.note("Every reviewer approves: the SQL is final.")
         return None
     return "revise"
-
-
-def persona_label(persona: dict, width: int = 60) -> str:
-    text = persona.get("expertise") or persona.get("name") or "reviewer"
-    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 def current_result_table(ctx: StepContext) -> str:

@@ -1,0 +1,139 @@
+"""Saved databases: kept uploads are read-only copies within a size limit that reopen after a
+restart; server files are registered by path, opened read-only and never touched."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sqlite3
+import stat
+import zipfile
+
+import pytest
+
+from agents.database import Database, DatabaseError
+from agents.library import (LibraryError, library_dir, open_saved, register_path, remove,
+                            save_upload)
+from agents.store import Store
+
+SQL = "CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT); INSERT INTO pets (kind) VALUES "\
+      "('cat'), ('dog');"
+
+
+def sqlite_file(path, sql=SQL, wal_mode=False):
+    conn = sqlite3.connect(path)
+    if wal_mode:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(sql)
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def store(isolated_studio):
+    with Store() as s:
+        yield s
+
+
+def keep(store, name, data):
+    db = Database.from_bytes(name, data)
+    try:
+        return save_upload(store, db, name, data, max_bytes=len(data) + 1024 * 1024)
+    finally:
+        db.close()
+
+
+def rows(db):
+    return db.execute("SELECT kind FROM pets ORDER BY id").rows
+
+
+def test_a_kept_upload_is_a_read_only_copy_that_reopens_after_a_restart(store, tmp_path):
+    data = sqlite_file(tmp_path / "pets.sqlite").read_bytes()
+    entry = keep(store, "pets.sqlite", data)
+    assert entry["name"] == "pets" and entry["kind"] == "upload"
+    copy = entry["path"]
+    assert os.path.dirname(copy) == str(library_dir())
+    assert not os.stat(copy).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    path = store.path
+    store.close()
+    with Store(path) as again:  # a new process would see the same list
+        [saved] = again.saved_databases()
+        with open_saved(saved) as db:
+            assert rows(db) == [("cat",), ("dog",)]
+            assert db.execute("DELETE FROM pets").ok is False
+    assert hashlib.sha256(open(copy, "rb").read()).digest() == hashlib.sha256(data).digest()
+
+
+def test_a_zip_with_its_wal_is_kept_with_the_changes_merged(store, tmp_path):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    source = sqlite_file(folder / "live.sqlite", wal_mode=True)
+    conn = sqlite3.connect(source)
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("INSERT INTO pets (kind) VALUES ('owl')")
+    conn.commit()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.write(source, "live.sqlite")
+        archive.write(str(source) + "-wal", "live.sqlite-wal")
+    conn.close()
+    entry = keep(store, "live.zip", buffer.getvalue())
+    with open_saved(entry) as db:
+        assert ("owl",) in rows(db)
+    assert sorted(os.listdir(library_dir())) == [os.path.basename(entry["path"])]
+
+
+def test_kept_uploads_have_a_size_limit(store, tmp_path, monkeypatch):
+    data = sqlite_file(tmp_path / "pets.sqlite").read_bytes()
+    monkeypatch.setenv("STUDIO_SAVED_DB_MB", str(len(data) * 1.5 / (1024 * 1024)))
+    keep(store, "pets.sqlite", data)
+    keep(store, "pets.sqlite", data)  # the same name replaces itself: no extra room needed
+    with pytest.raises(LibraryError, match="over the limit"):
+        keep(store, "other.sqlite", data)
+    assert [e["name"] for e in store.saved_databases()] == ["pets"]
+
+
+def test_removing_deletes_a_kept_copy_but_never_a_registered_file(store, tmp_path):
+    kept = keep(store, "pets.sqlite", sqlite_file(tmp_path / "pets.sqlite").read_bytes())
+    server = sqlite_file(tmp_path / "server.db")
+    before = server.read_bytes()
+    entry, db = register_path(store, str(server))
+    assert entry["kind"] == "path" and entry["path"] == str(server)
+    assert rows(db) == [("cat",), ("dog",)]
+    db.close()
+    assert remove(store, "pets") and not os.path.exists(kept["path"])
+    assert remove(store, "server") and server.read_bytes() == before
+    assert not [n for n in os.listdir(tmp_path) if n.startswith("server.db-")]
+    assert store.saved_databases() == [] and not remove(store, "server")
+
+
+@pytest.mark.parametrize("path, message", [
+    ("", "type the path"),
+    ("/no/such/file.sqlite", "no such file"),
+    ("/tmp", "is a folder"),
+])
+def test_bad_server_paths_give_one_clear_message(store, path, message):
+    with pytest.raises(LibraryError, match=message):
+        register_path(store, path)
+
+
+def test_a_not_sqlite_server_file_and_turned_off_registration_are_refused(store, tmp_path,
+                                                                         monkeypatch):
+    text = tmp_path / "notes.db"
+    text.write_text("hello")
+    with pytest.raises(LibraryError, match="not a SQLite database"):
+        register_path(store, str(text))
+    monkeypatch.setenv("STUDIO_SERVER_PATHS", "0")
+    with pytest.raises(LibraryError, match="turned off"):
+        register_path(store, str(sqlite_file(tmp_path / "ok.db")))
+
+
+def test_a_vanished_file_is_a_clear_error(store, tmp_path):
+    server = sqlite_file(tmp_path / "gone.db")
+    entry, db = register_path(store, str(server))
+    db.close()
+    server.unlink()
+    with pytest.raises(DatabaseError, match="missing"):
+        open_saved(store.saved_database("gone"))

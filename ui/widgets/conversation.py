@@ -1,0 +1,105 @@
+"""The Ask page's follow-up and knowledge controls, and what a run was given besides its question.
+
+A follow-up is asked on purpose: the box appears once a question on the same database has a final
+SQL, and only when it is ticked does the next run carry that question, its SQL and a summary of
+its result (:mod:`agents.conversation`). The database's knowledge notes go to every run unless
+the user switches them off for one. Both end up in the run's evidence, and
+:func:`context_panel` shows a run's reader exactly which notes and which earlier question it got.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agents.run_context import RunContext
+from agents.sqltext import format_sql
+from ui import services as ui_services
+from ui.format import md_text
+
+FOLLOW_UP = "ask_follow_up"
+USE_KNOWLEDGE = "ask_use_knowledge"
+
+
+def _knowledge_count(db_name: str) -> int:
+    try:
+        return len(ui_services.store().list_notes(db_name, enabled_only=True))
+    except Exception:  # the store is reported where runs are saved; never break the question box
+        return 0
+
+
+def context_controls(db, previous) -> None:
+    """The follow-up box (when ``previous`` can be followed up) and the knowledge switch."""
+    if previous is not None and previous.final_sql:
+        st.checkbox(f"Follow up on “{md_text(previous.question)}”", key=FOLLOW_UP,
+                    help="The next run is given the previous question, its final SQL and a "
+                         "summary of its result, so a question like 'and only for 2024?' or "
+                         "'now per country' is understood. Untick to start a new conversation.")
+    else:
+        st.session_state.pop(FOLLOW_UP, None)
+    count = _knowledge_count(db.name) if db is not None else 0
+    if count:
+        st.session_state.setdefault(USE_KNOWLEDGE, True)
+        st.checkbox(f"Give the agents this database's knowledge ({count} note(s))",
+                    key=USE_KNOWLEDGE,
+                    help="Definitions and notes kept for this database on the Knowledge page; "
+                         "they reach every pipeline as evidence.")
+
+
+def new_run_context(db, hint: str, previous) -> RunContext | None:
+    """The context of the run about to start, or None after showing why it cannot start."""
+    from agents.conversation import FollowUpError, run_context
+
+    follow = previous if st.session_state.get(FOLLOW_UP) else None
+    try:
+        store = ui_services.store()
+    except Exception as exc:
+        st.error(f"The knowledge notes could not be read: {md_text(exc)}")
+        return None
+    try:
+        return run_context(store, db.name, hint, previous=follow,
+                           knowledge=bool(st.session_state.get(USE_KNOWLEDGE, True)))
+    except FollowUpError as exc:
+        st.error(f"Cannot follow up: {md_text(exc)}")
+    except Exception as exc:  # an unreadable store must not leave a traceback on the page
+        st.error(f"The knowledge notes could not be read: {md_text(exc)}")
+    return None
+
+
+def context_panel(run) -> None:
+    """What the run was given besides its question: knowledge notes and the earlier question."""
+    context = RunContext.from_run(run)
+    if not context.has_context:
+        return
+    with st.expander("Given to the agents besides the question", expanded=False):
+        if context.follow_up is not None:
+            follow = context.follow_up
+            st.markdown(f"**Follow-up of:** {md_text(follow.question)}")
+            st.code(format_sql(follow.sql), language="sql", wrap_lines=True)
+            st.caption(f"Its result: {md_text(follow.summary)}")
+        if context.notes:
+            st.markdown("**Knowledge notes used:**")
+            st.markdown("\n".join(f"- {md_text(n.line()[2:])}" for n in context.notes))
+        if context.left_out:
+            st.caption(f"{context.left_out} more note(s) were not given: the knowledge given to "
+                       "one run is limited in length.")
+        st.caption("Every pipeline reads these as the question's evidence.")
+
+
+def thread_panel(run) -> None:
+    """The questions of the conversation ``run`` belongs to, oldest first."""
+    thread_id = (run.context or {}).get("thread_id")
+    if not thread_id:
+        return
+    try:
+        rows = ui_services.store().thread_runs(thread_id)
+    except Exception:
+        return
+    if len(rows) < 2:
+        return
+    st.markdown(f"**This conversation** ({len(rows)} questions)")
+    lines = []
+    for i, row in enumerate(rows, 1):
+        current = " ← this run" if row["run_id"] == run.run_id else ""
+        lines.append(f"{i}. {md_text(row['question'])} · {md_text(row['pipeline'])} · "
+                     f"{md_text(row['status'])}{current}")
+    st.markdown("\n".join(lines))
