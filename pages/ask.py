@@ -26,6 +26,8 @@ JOB = "ask_job"
 RUN = "ask_run"
 RUN_DB = "ask_run_db"
 JOB_DB = "ask_job_db"
+JOB_NOTES = "ask_job_notes"
+BOX_SAW = "ask_box_saw"
 
 
 def _fill_example() -> None:
@@ -125,6 +127,16 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
         control=control, services=services))
 
 
+def _stale_question_box(was_running: bool, db_key: str | None) -> bool:
+    """Whether the question box, drawn earlier in this script run, no longer matches the page:
+    Run was disabled for a job that has ended, or the run it offers to follow up on is not the
+    one that has just finished (a run can end before the page reaches this point, or while its
+    steps are drawn)."""
+    previous = _previous_run(db_key)
+    now = previous.run_id if previous is not None else None
+    return was_running or now != st.session_state.get(BOX_SAW)
+
+
 def _expand_toggle() -> bool:
     st.session_state.setdefault("ask_expand_steps", True)
     return st.toggle("Show step details", key="ask_expand_steps",
@@ -147,7 +159,10 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
                   help="Knowledge the model cannot see in the schema, e.g. "
                        "'revenue = quantity * unit_price' or 'active means status = 1'. "
                        "Knowledge that holds for every question belongs on the Knowledge page.")
-    ui_conversation.context_controls(db, _previous_run(db_key))
+    previous = _previous_run(db_key)
+    ui_conversation.context_controls(db, previous)
+    # what the follow-up box was drawn for: a run that ends later in this script run changes it
+    st.session_state[BOX_SAW] = previous.run_id if previous is not None else None
     names = [p.name for p in pipelines]
     if st.session_state.get("ask_pipeline") not in names:
         st.session_state["ask_pipeline"] = "macsql" if "macsql" in names else names[0]
@@ -214,9 +229,17 @@ if job is not None:
                 drawn_live = True
             st.session_state[RUN] = finished
             st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
-            if running and not job.save_error:
-                # Run was drawn disabled for this job: draw the page as it is now
-                st.rerun()
+        if _stale_question_box(running, db_key):
+            # The question box above was drawn while the run went on (Run disabled, no "Follow
+            # up on …"): draw the page once more as it is now, keeping what settle reported.
+            st.session_state[JOB_NOTES] = [("error", job.failure), ("warning", job.save_error)]
+            st.rerun()
+
+notes = [(level, note) for level, note in st.session_state.pop(JOB_NOTES, None) or [] if note]
+if notes and job is None:
+    with live_slot.container():
+        for level, note in notes:
+            getattr(st, level)(note)
 
 run = st.session_state.get(RUN)
 if run is not None:

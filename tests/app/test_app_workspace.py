@@ -3,6 +3,8 @@ are kept on their page and reach every run, and the trace shows what a run was g
 
 from __future__ import annotations
 
+import time
+
 from agents.store import Store, default_path
 from scripted_llm import prompt_text
 
@@ -36,8 +38,7 @@ def test_a_follow_up_carries_the_previous_question_sql_and_result(app, app_env):
     ask(app, "What are the five most expensive products?")
     first = app.session_state["ask_run"]
     assert first.context == {}
-    app.run()  # any widget: the question box is drawn again, now with the finished run
-    follow = app.checkbox(key="ask_follow_up")
+    follow = app.checkbox(key="ask_follow_up")  # there as soon as the run has ended
     assert "five most expensive products" in follow.label and follow.value is False
     follow.check().run()
     ask(app, "And only those under 20?")
@@ -60,6 +61,48 @@ def test_a_follow_up_carries_the_previous_question_sql_and_result(app, app_env):
     assert [r["run_id"] for r in thread] == [first.run_id, second.run_id]
     assert [r["question"] for r in thread] == ["What are the five most expensive products?",
                                                "And only those under 20?"]
+
+
+def test_the_follow_up_box_and_run_button_are_ready_when_a_run_ends(app, app_env):
+    """The page draws itself once more when a run ends, so the next click on Run, straight
+    after the run, already sees the follow-up box (not a question box drawn mid-run)."""
+    app_env.push(f"```sql\n{TOP5}\n```", f"```sql\n{CHEAP}\n```")
+    ask(app, "What are the five most expensive products?")
+    first = app.session_state["ask_run"]
+    assert app.session_state["ask_box_saw"] == first.run_id
+    assert not app.button(key="ask_run_button").disabled
+    app.checkbox(key="ask_follow_up").check()
+    app.text_area(key="ask_question").input("And only those under 20?")
+    app.button(key="ask_run_button").click().run()
+    assert not app.exception and errors(app) == []
+    second = app.session_state["ask_run"]
+    assert second.context["follow_up"]["run_id"] == first.run_id
+    label = app.checkbox(key="ask_follow_up").label
+    assert "only those under 20" in label  # the box now offers the newest run
+
+
+def test_a_run_that_ends_before_the_page_looks_still_brings_the_follow_up_box(app, app_env,
+                                                                            monkeypatch):
+    """A run can be over before Run's own handler checks on it (a cached or very short run):
+    the page still draws itself once more, so the follow-up box is there at once."""
+    import agents.jobs
+
+    real_run_job = agents.jobs.run_job
+
+    def run_to_the_end(*args, **kwargs):
+        job = real_run_job(*args, **kwargs)
+        deadline = time.time() + 20
+        while not job.finished and time.time() < deadline:
+            time.sleep(0.02)
+        return job
+
+    monkeypatch.setattr(agents.jobs, "run_job", run_to_the_end)
+    app_env.push(f"```sql\n{TOP5}\n```")
+    ask(app, "What are the five most expensive products?")
+    first = app.session_state["ask_run"]
+    follow = app.checkbox(key="ask_follow_up")
+    assert "five most expensive products" in follow.label
+    assert app.session_state["ask_box_saw"] == first.run_id
 
 
 def test_a_new_question_without_the_follow_up_box_starts_from_nothing(app, app_env):
