@@ -14,6 +14,7 @@ from ui import services as ui_services
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.format import md_text
+from ui.timefmt import local_time, zone_name
 from ui.trace.edits import originals_for
 from ui.widgets import lineage
 from ui.widgets.accepted import accepted_pane
@@ -45,31 +46,67 @@ def _filters(store) -> dict:
             "accepted": ACCEPTED_FILTER[accepted], "search": search.strip() or None}
 
 
+# The columns the list shows unless the user asks for more: what tells runs apart and what a
+# reviewer sorts by. The rest stay one click away (the list is a wide table at 1024 px already).
+KEY_COLUMNS = ["when", "question", "pipeline", "status", "accepted", "verdict", "error type",
+               "tokens", "seconds", "run"]
+MORE_COLUMNS = ["database", "calls", "accepted SQL", "accepted by"]
+
+
+def _column_config(zone: str) -> dict:
+    text, number = st.column_config.TextColumn, st.column_config.NumberColumn
+    return {
+        "when": text(f"when ({zone})", width=140),
+        "question": text("question", width="large"),
+        "pipeline": text("pipeline", width=80),
+        "status": text("status", width=90),
+        "accepted": text("accepted", width=70),
+        "verdict": text("verdict", width=80),
+        "error type": text("error type", width=110),
+        "tokens": number("tokens", width=70, format="%d"),
+        "seconds": number("seconds", width=70, format="%.1f"),
+        "run": text("run", width=110),
+        "database": text("database", width=100),
+        "calls": number("calls", width=55),
+        "accepted SQL": text("accepted SQL", width="large"),
+        "accepted by": text("accepted by", width=180),
+    }
+
+
 def _table(rows: list[dict]) -> None:
+    """The listed runs: the key columns at a width each, more columns on demand, times in the
+    server's local time zone (named in the header)."""
     frame = pd.DataFrame([{
-        "when": r["created_at"], "database": r["db_name"], "pipeline": r["pipeline"],
-        "question": r["question"], "status": r.get("outcome") or r["status"],
+        "when": local_time(r["created_at"], zone=False), "database": r["db_name"],
+        "pipeline": r["pipeline"], "question": r["question"],
+        "status": r.get("outcome") or r["status"],
         "accepted": "yes" if r.get("accepted") == "yes" else "",
         "accepted SQL": r.get("accepted_sql") or "",
-        "accepted by": " · ".join(v for v in (r.get("accepted_by"), r.get("accepted_at")) if v)
+        "accepted by": " · ".join(v for v in (r.get("accepted_by"),
+                                              local_time(r.get("accepted_at"))) if v)
         if r.get("accepted") == "yes" else "",
         "verdict": r.get("verdict") or "",
         "error type": ERROR_TYPES[r["error_type"]].label if r.get("error_type") in ERROR_TYPES
         else "", "calls": r["llm_calls"], "tokens": (r["prompt_tokens"] or 0)
         + (r["completion_tokens"] or 0), "seconds": r["seconds"], "run": r["run_id"],
     } for r in rows])
-    st.dataframe(frame, hide_index=True, width="stretch", height=min(38 + 35 * len(frame), 360))
+    more = st.multiselect("More columns", MORE_COLUMNS, key="hist_more_columns",
+                          placeholder="Show more columns: database, calls, accepted SQL…")
+    order = KEY_COLUMNS[:2] + [c for c in MORE_COLUMNS if c in more] + KEY_COLUMNS[2:]
+    st.dataframe(frame, hide_index=True, width="stretch", column_order=order,
+                 column_config=_column_config(zone_name()),
+                 height=min(38 + 35 * len(frame), 360))
 
 
 def _export(store, rows: list[dict]) -> None:
     """CSV and JSONL of the listed runs, built only when a button is clicked (the JSONL holds
     every full trace, too much to build on each rerun)."""
-    left, right, _ = st.columns([1, 1, 3])
     listed = [dict(r) for r in rows]
-    left.download_button("Export CSV", lambda: store.export_runs(listed, fmt="csv"),
+    row = st.container(horizontal=True)  # each button as wide as its label: none is cut short
+    row.download_button("Export CSV", lambda: store.export_runs(listed, fmt="csv"),
                          file_name="runs.csv", mime="text/csv", key="export_csv",
                          on_click="ignore")
-    right.download_button("Export JSONL", lambda: store.export_runs(listed, fmt="jsonl"),
+    row.download_button("Export JSONL", lambda: store.export_runs(listed, fmt="jsonl"),
                           file_name="runs.jsonl", mime="application/jsonl", key="export_jsonl",
                           on_click="ignore")
 
@@ -121,7 +158,7 @@ def _accepted(store, run, info: dict) -> None:
     """The accepted answer on record for this run, beside the model's SQL."""
     who = f" by {info['accepted_by']}" if info.get("accepted_by") else ""
     edited = not same_sql(info.get("accepted_sql"), run.final_sql)
-    st.success(md_text(f"Accepted{who} at {info['accepted_at']}"
+    st.success(md_text(f"Accepted{who} at {local_time(info['accepted_at'])}"
                        + (" — the user's corrected SQL:" if edited else
                           " — the model's SQL as it is.")))
     if edited:
@@ -150,7 +187,8 @@ def _runs(store) -> None:
     else:
         _table(rows)
         _export(store, rows)
-        labels = {r["run_id"]: f"{r['created_at']} · {r['pipeline']} · {r['question'][:80]}"
+        labels = {r["run_id"]: f"{local_time(r['created_at'])} · {r['pipeline']} · "
+                               f"{r['question'][:80]}"
                   for r in rows}
         run_id = st.selectbox("Open a run", list(labels), format_func=labels.get, index=None,
                               placeholder="Choose a run to replay and annotate…", key="hist_open")

@@ -63,8 +63,10 @@ def test_every_agent_shape_renders_readably():
     captions = " ".join(c.value for c in at.caption)
     assert "Hint given with the error: REFINER-HINT" in captions
     assert "EXECUTION-HINT" in captions
-    selector = at.status[0].dataframe[0].value
-    assert selector.to_dict("records")[0]["decision"] == "keep some columns"
+    selector = " ".join(m.value for m in at.status[0].markdown)
+    assert "| table | decision | kept columns | dropped columns |" in selector
+    assert "keep some columns" in selector
+    assert at.status[0].get("arrow_data_frame") == []  # no table with an inner scroll
     refiner_code = [c.value for c in at.status[2].code]
     assert any("FROM x" in c for c in refiner_code) and any("FROM y" in c for c in refiner_code)
     assert sum("SELECT 1" in c.value for c in at.status[1].code) == 1  # not shown twice

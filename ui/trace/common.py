@@ -3,14 +3,14 @@ decomposition, a repair, an execution check."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from agents.outputs import Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair
 from agents.sqltext import format_sql
 
 from . import view
-from .parts import badge, error_line, prose, render_sql_change, round_prefix, text
+from .parts import (badge, cell, error_line, markdown_table, name, names, prose,
+                    render_sql_change, round_prefix, text)
 
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
 _STYLES = {"cot": "chain of thought", "pot": "program of thoughts",
@@ -34,13 +34,14 @@ def render_selection(selection: SchemaSelection) -> None:
     """Which tables and columns the Selector kept."""
     if not selection.used and not selection.tables:
         st.caption("Every table was kept (the Selector did not prune the schema).")
-    rows = [{"table": t.get("table", ""),
-             "decision": _DECISIONS.get(t.get("decision"), t.get("decision") or ""),
-             "kept columns": ", ".join(map(str, t.get("kept") or [])) or "—",
-             "dropped columns": ", ".join(map(str, t.get("dropped") or [])) or "—"}
+    # A Markdown table, not a dataframe: a list of columns wraps in full instead of being cut
+    # at the cell's edge, and every table shows without an inner scroll.
+    rows = [[name(t.get("table", "")),
+             cell(_DECISIONS.get(t.get("decision"), t.get("decision") or "")),
+             names(t.get("kept")), names(t.get("dropped"))]
             for t in selection.tables]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        markdown_table(["table", "decision", "kept columns", "dropped columns"], rows)
 
 
 @view(Decomposition.kind)

@@ -1,5 +1,5 @@
 """Pieces the trace views are drawn from: text made safe for Markdown, small tables, badges and
-an SQL revision shown side by side.
+an SQL revision shown before and after.
 
 Names (tables, columns, entities) are shown as code spans, which render no Markdown; free text
 from a model or a database goes through :func:`ui.format.md_text`, so a ``$`` cannot start math,
@@ -80,15 +80,13 @@ def error_line(label: str, error: Any, error_class: Any = None, attempt: str = "
 
 
 def render_sql_change(before: str | None, after: str | None) -> None:
-    """An SQL revision: both versions side by side, or one when nothing changed."""
+    """An SQL revision: the version before above the version after (side by side, each half
+    would wrap a long query into a narrow column at 1024 px), or one when nothing changed."""
     if before and after and same_sql(before, after):
         st.caption("SQL unchanged")
         st.code(format_sql(after), language="sql", wrap_lines=True)
         return
-    left, right = st.columns(2)
-    with left:
-        st.caption("SQL before")
-        st.code(format_sql(before) or "—", language="sql", wrap_lines=True)
-    with right:
-        st.caption("SQL after")
-        st.code(format_sql(after) or "—", language="sql", wrap_lines=True)
+    st.caption("SQL before")
+    st.code(format_sql(before) or "—", language="sql", wrap_lines=True)
+    st.caption("SQL after")
+    st.code(format_sql(after) or "—", language="sql", wrap_lines=True)

@@ -12,6 +12,7 @@ import streamlit as st
 from agents.sqltext import format_sql
 
 from ui.format import md_text
+from ui.timefmt import local_time
 from ui.widgets.result import result_view
 
 NOTICE = "accepted_notice"
@@ -41,7 +42,7 @@ def accepted_pane(store) -> None:
             st.markdown(f"**{md_text(answer['question'])}**")
             who = f" by {answer['author']}" if answer.get("author") else ""
             source = f" · from run {answer['run_id']}" if answer.get("run_id") else ""
-            st.caption(md_text(f"Accepted{who} at {answer['created_at']}{source}"))
+            st.caption(md_text(f"Accepted{who} at {local_time(answer['created_at'])}{source}"))
             st.code(format_sql(answer["sql"]), language="sql", wrap_lines=True)
             result_view(answer.get("result_preview"), key=f"accepted_{answer['id']}",
                         chart=False)

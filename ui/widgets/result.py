@@ -19,12 +19,11 @@ from agents.outcome import DONE_FAILS, run_outcome
 
 from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
-from ui import services as ui_services
 from ui import state as ui_state
 from agents.exec_result import limit_note
 from agents.sqltext import format_sql, same_sql
 from ui.format import md_text, preview_frame
-from ui.widgets.reviewer import reviewer_name
+from ui.widgets.accept import accept_answer, accepted_note
 from ui.widgets.run_export import export_buttons
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
@@ -166,14 +165,10 @@ def _hint(run: Run, db_key: str | None, preview: dict) -> str | None:
 
 def _accepted_note(run: Run) -> None:
     """Say so when this run already has an accepted answer on record."""
-    try:
-        info = ui_services.store().run_info(run.run_id)
-    except Exception:  # the store being unreadable must not take the answer pane down
-        return
-    if info and info.get("accepted") == "yes":
-        who = f" by {info['accepted_by']}" if info.get("accepted_by") else ""
-        st.caption(md_text(f"Accepted{who} at {info['accepted_at']}: see History, "
-                           "where it is listed with the run and under Accepted answers."))
+    note = accepted_note(run.run_id)
+    if note:
+        st.caption(f"{note}: see History, where it is listed with the run and under Accepted "
+                   "answers.")
 
 
 def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, str] | None:
@@ -213,14 +208,4 @@ def _accept(run: Run, db_key: str | None, sql: str, edited: dict | None,
         if failed is not None:
             return failed
         preview = st.session_state[_edited_key(run)]["preview"]
-    if not preview or not preview.get("ok"):
-        return "error", "Only SQL that runs can be accepted: fix it and run it first."
-    try:
-        store = ui_services.store()
-        store.save_run(run, source="app")
-        store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview,
-                     author=reviewer_name())
-    except Exception as exc:
-        return "error", f"Could not save the accepted answer: {exc}"
-    return "success", ("Accepted: the question, SQL and result are saved with the run (see "
-                       "History and its Accepted answers list).")
+    return accept_answer(run, sql, preview)

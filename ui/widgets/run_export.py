@@ -33,8 +33,8 @@ def report_text(run: Run, fmt: str) -> str:
 
 def export_buttons(run: Run, key: str) -> None:
     """Two download buttons, Markdown and HTML, for ``run``."""
-    columns = st.columns(2)
-    for column, fmt in zip(columns, ("md", "html")):
-        column.download_button(_LABEL[fmt], lambda fmt=fmt: report_text(run, fmt),
+    row = st.container(horizontal=True)  # each button as wide as its label: none is cut short
+    for fmt in ("md", "html"):
+        row.download_button(_LABEL[fmt], lambda fmt=fmt: report_text(run, fmt),
                                file_name=f"run_{run.run_id}.{fmt}", mime=_MIME[fmt],
                                key=f"report_{fmt}_{key}", on_click="ignore")
