@@ -1,4 +1,5 @@
-"""Compare: several pipelines on the same question, side by side, with their agreement."""
+"""Compare: several pipelines on the same question, side by side, with their agreement; one
+pipeline's SQL (or an edit of it) can be accepted as the answer, as on the Ask page."""
 
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
 from agents.sqltext import format_sql
 from ui.format import md_text
+from ui.widgets.compare_accept import accept_panel
 from ui.widgets.result import result_view
 
 JOB = "cmp_job"
 RESULT = "cmp_result"
 NAMES = "cmp_job_pipelines"
+DB = "cmp_job_db"  # the compared database, where an edited SQL is run before it is accepted
 
 
-def _start(names: list[str], question: str, evidence: str, db) -> None:
+def _start(names: list[str], question: str, evidence: str, db_key: str | None, db) -> None:
     from agents.config import SettingsError
     from agents.llm import LLMError
 
@@ -49,6 +52,7 @@ def _start(names: list[str], question: str, evidence: str, db) -> None:
 
     st.session_state[JOB] = start_job("comparison", work, save)
     st.session_state[NAMES] = names
+    st.session_state[DB] = db_key
 
 
 def _follow(job: Job, names: list[str]) -> None:
@@ -129,7 +133,7 @@ with right:
             st.error("Choose at least two pipelines to compare.")
         else:
             _start(list(chosen), question, (st.session_state.get("cmp_evidence") or "").strip(),
-                   db)
+                   db_key, db)
             if isinstance(st.session_state.get(JOB), Job):
                 st.session_state.pop(RESULT, None)  # the previous comparison leaves the page
                 st.rerun()  # draw the page as it is now: Compare disabled, Stop shown
@@ -158,3 +162,5 @@ if isinstance(result, ComparisonResult):
         st.divider()
         st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
         _outcomes(result)
+        st.divider()
+        accept_panel(result, st.session_state.get(DB))

@@ -133,3 +133,69 @@ def test_compare_needs_two_pipelines_and_a_question(app):
     app.multiselect(key="cmp_pipelines").set_value(["baseline"])
     app.button(key="cmp_go").click().run()
     assert errors(app) == ["Choose at least two pipelines to compare."]
+
+
+TOP3 = "SELECT name FROM products ORDER BY price DESC LIMIT 3"
+
+
+def compared(app, app_env):
+    app_env.when(WRITER, f"```sql\n{TOP5}\n```").when(
+        "As an experienced and professional database administrator",
+        '{"products": "keep_all", "reviews": "drop_all"}').when(
+        "decompose the question into subquestions",
+        f"Sub question 1: Most expensive products?\nSQL\n```sql\n{TOP5}\n```")
+    app.switch_page("pages/compare.py").run()
+    app.text_area(key="cmp_question").input("Five most expensive products?")
+    app.multiselect(key="cmp_pipelines").set_value(["baseline", "macsql"])
+    app.button(key="cmp_go").click().run()
+    assert not app.exception and errors(app) == []
+    return app.session_state["cmp_result"]
+
+
+def test_compare_accepts_one_pipelines_sql_as_ask_does(app, app_env):
+    result = compared(app, app_env)
+    choice = app.radio(key="cmp_accept_choice")
+    assert choice.value == "baseline"  # first of the pipelines that agree
+    assert choice.options == ["Baseline (single prompt)", "MAC-SQL"]
+    choice.set_value("macsql").run()
+    app.button(key="cmp_accept").click().run()
+    assert not app.exception and errors(app) == []
+    assert any(s.value.startswith("Accepted: the question, SQL and result are saved")
+               for s in app.success)
+    macsql_run = result.outcome("macsql").run
+    with Store(default_path()) as store:
+        [answer] = store.list_accepted()
+        info = store.run_info(macsql_run.run_id)
+    assert answer["run_id"] == macsql_run.run_id
+    assert answer["question"] == "Five most expensive products?"
+    assert " ".join(answer["sql"].split()) == TOP5 and answer["db_name"] == "shop"
+    assert info["accepted"] == "yes"
+    assert any("Accepted by" in c.value and "see History" in c.value for c in app.caption)
+    # History lists it with the run and under Accepted answers
+    at = open_history(app)
+    listing = at.dataframe[0].value.set_index("run")
+    assert listing.loc[macsql_run.run_id, "accepted"] == "yes"
+    assert any("Five most expensive products?" in m.value for m in at.markdown)
+
+
+def test_compare_accepts_edited_sql_and_refuses_sql_that_does_not_run(app, app_env):
+    result = compared(app, app_env)
+    run_id = result.outcome("baseline").run.run_id
+    box = app.text_area(key=f"cmp_accept_sql_{run_id}")
+    box.input("DROP TABLE products").run()
+    app.button(key="cmp_accept").click().run()
+    [message] = errors(app)
+    assert message.startswith("Refused:")
+    app.text_area(key=f"cmp_accept_sql_{run_id}").input("SELECT nope FROM products").run()
+    app.button(key="cmp_accept").click().run()
+    assert "no such column" in errors(app)[0]
+    with Store(default_path()) as store:
+        assert store.list_accepted() == []
+    app.text_area(key=f"cmp_accept_sql_{run_id}").input(TOP3).run()
+    app.button(key="cmp_accept").click().run()
+    assert not app.exception and errors(app) == []
+    assert any("edited SQL" in c.value for c in app.caption)
+    with Store(default_path()) as store:
+        [answer] = store.list_accepted()
+    assert answer["sql"] == TOP3 and answer["run_id"] == run_id
+    assert len(answer["result_preview"]["rows"]) == 3

@@ -34,6 +34,15 @@ def accept_answer(run: Run, sql: str, preview: dict | None) -> tuple[str, str]:
     return "success", ACCEPTED
 
 
+def failure_text(result) -> str:
+    """Why SQL the user typed did not run, in one line."""
+    if result.error_class == "UnsafeSQL":
+        return f"Refused: {result.error}"
+    if result.error_class == "Timeout":
+        return f"The query took too long: {result.error}"
+    return f"The SQL failed ({result.error_class or 'error'}): {result.error}"
+
+
 def accepted_note(run_id: str) -> str | None:
     """"Accepted by … at …" when this run already has an accepted answer on record."""
     from ui.timefmt import local_time

@@ -23,7 +23,7 @@ from ui import state as ui_state
 from agents.exec_result import limit_note
 from agents.sqltext import format_sql, same_sql
 from ui.format import md_text, preview_frame
-from ui.widgets.accept import accept_answer, accepted_note
+from ui.widgets.accept import accept_answer, accepted_note, failure_text
 from ui.widgets.run_export import export_buttons
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
@@ -183,15 +183,7 @@ def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, st
     # a failure replaces the result too: the old table must not pass for this SQL's result
     st.session_state[_edited_key(run)] = {"sql": sql,
                                           "preview": result.preview(rows=limits.max_rows)}
-    return None if result.ok else ("error", _failure_text(result))
-
-
-def _failure_text(result) -> str:
-    if result.error_class == "UnsafeSQL":
-        return f"Refused: {result.error}"
-    if result.error_class == "Timeout":
-        return f"The query took too long: {result.error}"
-    return f"The SQL failed ({result.error_class or 'error'}): {result.error}"
+    return None if result.ok else ("error", failure_text(result))
 
 
 def _accept(run: Run, db_key: str | None, sql: str, edited: dict | None,
