@@ -47,27 +47,29 @@ def _filters(store) -> dict:
 
 
 # The columns the list shows unless the user asks for more: what tells runs apart and what a
-# reviewer sorts by. The rest stay one click away (the list is a wide table at 1024 px already).
-KEY_COLUMNS = ["when", "question", "pipeline", "status", "accepted", "verdict", "error type",
-               "tokens", "seconds", "run"]
+# reviewer sorts by. The short ones come first, so a narrow window (1024 px with the sidebar
+# open) still shows the outcome, error type, tokens, seconds and run id without a sideways
+# scroll; the question follows (read in full under "Open a run"). The rest are one click away.
+KEY_COLUMNS = ["when", "status", "error type", "tokens", "seconds", "run", "pipeline",
+               "question", "verdict", "accepted"]
 MORE_COLUMNS = ["database", "calls", "accepted SQL", "accepted by"]
 
 
 def _column_config(zone: str) -> dict:
     text, number = st.column_config.TextColumn, st.column_config.NumberColumn
     return {
-        "when": text(f"when ({zone})", width=140),
-        "question": text("question", width="large"),
-        "pipeline": text("pipeline", width=80),
-        "status": text("status", width=90),
+        "when": text(f"when ({zone})", width=125),
+        "question": text("question", width="large", help="Open the run below to read it in full"),
+        "status": text("status", width=70),
+        "error type": text("error type", width=85),
+        "tokens": number("tokens", width=55, format="%d"),
+        "seconds": number("s", width=40, format="%.1f", help="seconds"),
+        "run": text("run", width=95),
+        "pipeline": text("pipeline", width=75),
+        "verdict": text("verdict", width=70),
         "accepted": text("accepted", width=70),
-        "verdict": text("verdict", width=80),
-        "error type": text("error type", width=110),
-        "tokens": number("tokens", width=70, format="%d"),
-        "seconds": number("seconds", width=70, format="%.1f"),
-        "run": text("run", width=110),
-        "database": text("database", width=100),
-        "calls": number("calls", width=55),
+        "database": text("database", width=90),
+        "calls": number("calls", width=50),
         "accepted SQL": text("accepted SQL", width="large"),
         "accepted by": text("accepted by", width=180),
     }
@@ -77,7 +79,7 @@ def _table(rows: list[dict]) -> None:
     """The listed runs: the key columns at a width each, more columns on demand, times in the
     server's local time zone (named in the header)."""
     frame = pd.DataFrame([{
-        "when": local_time(r["created_at"], zone=False), "database": r["db_name"],
+        "when": local_time(r["created_at"], zone=False, seconds=False), "database": r["db_name"],
         "pipeline": r["pipeline"], "question": r["question"],
         "status": r.get("outcome") or r["status"],
         "accepted": "yes" if r.get("accepted") == "yes" else "",
@@ -92,7 +94,7 @@ def _table(rows: list[dict]) -> None:
     } for r in rows])
     more = st.multiselect("More columns", MORE_COLUMNS, key="hist_more_columns",
                           placeholder="Show more columns: database, calls, accepted SQL…")
-    order = KEY_COLUMNS[:2] + [c for c in MORE_COLUMNS if c in more] + KEY_COLUMNS[2:]
+    order = KEY_COLUMNS + [c for c in MORE_COLUMNS if c in more]
     st.dataframe(frame, hide_index=True, width="stretch", column_order=order,
                  column_config=_column_config(zone_name()),
                  height=min(38 + 35 * len(frame), 360))

@@ -30,13 +30,13 @@ def zone_name(when: datetime | None = None) -> str:
     return f"UTC{offset[:3]}:{offset[3:]}" if offset else "UTC"
 
 
-def local_time(stamp: str | None, *, zone: bool = True) -> str:
+def local_time(stamp: str | None, *, zone: bool = True, seconds: bool = True) -> str:
     """A stored UTC timestamp in the server's local time, with the zone's name unless ``zone``
-    is off (a table whose header names it); text that is not a timestamp is returned as it is."""
+    is off (a table whose header names it), to the minute when ``seconds`` is off; text that is not a timestamp is returned as it is."""
     if not stamp:
         return ""
     when = _parse(stamp)
     if when is None:
         return str(stamp)
-    text = when.astimezone().strftime(FORMAT)
+    text = when.astimezone().strftime(FORMAT if seconds else FORMAT[:-3])
     return f"{text} {zone_name(when)}" if zone else text

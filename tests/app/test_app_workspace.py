@@ -39,7 +39,8 @@ def test_a_follow_up_carries_the_previous_question_sql_and_result(app, app_env):
     first = app.session_state["ask_run"]
     assert first.context == {}
     follow = app.checkbox(key="ask_follow_up")  # there as soon as the run has ended
-    assert "five most expensive products" in follow.label and follow.value is False
+    assert follow.label == "Follow up on the previous question" and follow.value is False
+    assert any("five most expensive products" in c.value for c in app.caption)
     follow.check().run()
     ask(app, "And only those under 20?")
     assert errors(app) == []
@@ -77,8 +78,9 @@ def test_the_follow_up_box_and_run_button_are_ready_when_a_run_ends(app, app_env
     assert not app.exception and errors(app) == []
     second = app.session_state["ask_run"]
     assert second.context["follow_up"]["run_id"] == first.run_id
-    label = app.checkbox(key="ask_follow_up").label
-    assert "only those under 20" in label  # the box now offers the newest run
+    app.checkbox(key="ask_follow_up")
+    assert any("Previous question: “And only those under 20?”" in c.value
+               for c in app.caption)  # the box now offers the newest run
 
 
 def test_a_run_that_ends_before_the_page_looks_still_brings_the_follow_up_box(app, app_env,
@@ -100,8 +102,8 @@ def test_a_run_that_ends_before_the_page_looks_still_brings_the_follow_up_box(ap
     app_env.push(f"```sql\n{TOP5}\n```")
     ask(app, "What are the five most expensive products?")
     first = app.session_state["ask_run"]
-    follow = app.checkbox(key="ask_follow_up")
-    assert "five most expensive products" in follow.label
+    app.checkbox(key="ask_follow_up")
+    assert any("five most expensive products" in c.value for c in app.caption)
     assert app.session_state["ask_box_saw"] == first.run_id
 
 

@@ -126,15 +126,16 @@ def page(browser, request):
     context.close()
 
 
-def screenshot(page, name: str) -> Path:
-    """Save a screenshot of the whole app (grown to its content height) as a test artifact."""
+def screenshot(page, name: str, width: int = 1400) -> Path:
+    """Save a screenshot of the whole app (grown to its content height, ``width`` pixels wide)
+    as a test artifact."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate(
         "() => Array.from(document.querySelectorAll('[data-testid=stMain], "
         "[data-testid=stMainBlockContainer], [data-testid=stAppViewContainer], "
         "[data-testid=stSidebarContent]')).reduce((m, e) => Math.max(m, e.scrollHeight || 0), 1000)")
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 80, 8000)})
+    page.set_viewport_size({"width": width, "height": min(int(height) + 80, 8000)})
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.set_viewport_size({"width": width, "height": 1000})
     return path

@@ -301,3 +301,72 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)
     assert run_button.is_enabled()
+
+
+# -- every page at a narrow and a wide window -------------------------------------------------------
+
+WIDE_SELECTOR = ('```json\n{"orders": ["order_id", "customer_id", "order_date", "status", '
+                 '"channel", "shipping_fee", "shipped_date", "delivered_date"], '
+                 '"customers": ["customer_id", "first_name", "last_name", "email", "phone", '
+                 '"city", "country", "signup_date", "segment"], "reviews": "drop_all"}\n```')
+BROKEN_DECOMPOSITION = """Subquestion 1: How many orders were cancelled?
+SQL
+```sql
+SELECT COUNT(*) AS cancelled_orders FROM orders WHERE order_status = 'cancelled'
+```"""
+REFINED = "```sql\nSELECT COUNT(*) AS cancelled_orders FROM orders WHERE status = 'cancelled'\n```"
+WRITTEN = "```sql\nSELECT COUNT(*) AS cancelled_orders FROM orders WHERE status = 'cancelled'\n```"
+PAGES = ["schema", "history", "knowledge", "benchmark", "settings"]
+
+
+def _no_cut_labels(page) -> None:
+    """No button label is cut short with an ellipsis (as "Export JS…" was)."""
+    cut = page.evaluate("""() => Array.from(document.querySelectorAll('button p'))
+        .filter(p => p.offsetWidth > 0 && p.scrollWidth > p.offsetWidth + 1)
+        .map(p => p.textContent)""")
+    assert cut == [], cut
+
+
+@pytest.mark.parametrize("width", [1024, 1600])
+def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browser_llm, width):
+    """Every page after real work (a MAC-SQL run whose Refiner repairs the SQL, a comparison):
+    no error, no label cut short, a screenshot to look at for each page at each width."""
+    browser_llm.clear()
+    browser_llm.when("database administrator", {"content": WIDE_SELECTOR, "delay": 0.2})
+    browser_llm.when("Decompose the question", {"content": BROKEN_DECOMPOSITION, "delay": 0.2})
+    browser_llm.when("some errors occurred", {"content": REFINED, "delay": 0.2})
+    browser_llm.when("Write one SQLite query", {"content": WRITTEN, "delay": 0.2})
+    page.set_viewport_size({"width": width, "height": 1000})
+    _nav(page, app_url, "")
+    box = page.get_by_role("textbox", name="Question", exact=True)
+    box.fill("How many orders were cancelled?")
+    box.press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
+    _idle(page)
+    page.get_by_text("SQL before").first.wait_for()
+    page.get_by_text("delivered_date").first.wait_for()  # the Selector's lists, in full
+    page.get_by_text(re.compile("Follow up on")).first.wait_for()  # there without a click
+    assert page.locator("[data-testid=stException]").count() == 0
+    _no_cut_labels(page)
+    screenshot(page, f"w{width}-ask", width)
+
+    _nav(page, app_url, "compare")
+    page.get_by_role("textbox", name="Question", exact=True).fill("How many orders were "
+                                                                   "cancelled?")
+    page.get_by_role("textbox", name="Question", exact=True).press("Tab")
+    _idle(page)
+    page.get_by_role("button", name="Compare", exact=True).click()
+    page.get_by_text("Accept an answer").first.wait_for(timeout=90_000)
+    _idle(page)
+    assert page.locator("[data-testid=stException]").count() == 0
+    _no_cut_labels(page)
+    screenshot(page, f"w{width}-compare", width)
+
+    for path in PAGES:
+        _nav(page, app_url, path)
+        page.wait_for_timeout(1500)  # let tables and charts draw
+        assert page.locator("[data-testid=stException]").count() == 0, path
+        _no_cut_labels(page)
+        screenshot(page, f"w{width}-{path}", width)

@@ -30,10 +30,12 @@ def _knowledge_count(db_name: str) -> int:
 def context_controls(db, previous) -> None:
     """The follow-up box (when ``previous`` can be followed up) and the knowledge switch."""
     if previous is not None and previous.final_sql:
-        st.checkbox(f"Follow up on “{md_text(previous.question)}”", key=FOLLOW_UP,
+        # a short label (a checkbox label is cut to one line), the question in full under it
+        st.checkbox("Follow up on the previous question", key=FOLLOW_UP,
                     help="The next run is given the previous question, its final SQL and a "
                          "summary of its result, so a question like 'and only for 2024?' or "
                          "'now per country' is understood. Untick to start a new conversation.")
+        st.caption(f"Previous question: “{md_text(previous.question)}”")
     else:
         st.session_state.pop(FOLLOW_UP, None)
     count = _knowledge_count(db.name) if db is not None else 0
