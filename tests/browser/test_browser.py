@@ -69,7 +69,8 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     page.get_by_role("button", name="Run", exact=True).wait_for()
     _idle(page)
     page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(upload))
-    page.locator("strong", has_text="my_shop").first.wait_for()  # the summary of the upload
+    # the summary of the upload (the collapsed "Saved databases" list names it too, hidden)
+    page.locator("strong:visible", has_text="my_shop").first.wait_for()
     _idle(page)
     # Table names and row counts are shown at once (inside a data grid: its cells are
     # accessible elements, drawn on a canvas, so they are attached rather than visible).
