@@ -60,11 +60,11 @@ def _column_config(zone: str) -> dict:
     return {
         "when": text(f"when ({zone})", width=125),
         "question": text("question", width="large", help="Open the run below to read it in full"),
-        "status": text("status", width=70),
+        "status": text("status", width=105),
         "error type": text("error type", width=85),
         "tokens": number("tokens", width=55, format="%d"),
         "seconds": number("s", width=40, format="%.1f", help="seconds"),
-        "run": text("run", width=95),
+        "run": text("run", width=105),
         "pipeline": text("pipeline", width=75),
         "verdict": text("verdict", width=70),
         "accepted": text("accepted", width=70),
