@@ -2,7 +2,8 @@
 
 A follow-up ("and only for 2024?", "now per country") makes sense only with the question before
 it, so the next run gets that question, its final SQL and a short summary of its result in its
-evidence (see :mod:`agents.run_context`), the same way in every pipeline. Conversations are
+evidence (see :mod:`agents.run_context`), plus the previous answer in words when that run had
+its result summarized (:mod:`agents.result_summary`), the same way in every pipeline. Conversations are
 threads: the first run's id names the thread, and each follow-up joins it.
 """
 
@@ -14,6 +15,7 @@ from .run_context import FollowUp, one_line
 SUMMARY_ROWS = 3        # rows quoted in a result summary
 SUMMARY_CELL_CHARS = 40
 SUMMARY_CHARS = 400
+ANSWER_CHARS = 600      # the previous run's summary in words, as the follow-up quotes it
 
 
 class FollowUpError(ValueError):
@@ -51,8 +53,14 @@ def follow_up_of(previous: Run) -> FollowUp:
     if not (previous.final_sql or "").strip():
         raise FollowUpError("the previous question has no final SQL to follow up on; ask it "
                             "again or start a new question")
+    from .result_summary import summary_text
+
+    answer = one_line(summary_text(previous))
+    if len(answer) > ANSWER_CHARS:
+        answer = answer[:ANSWER_CHARS - 1] + "…"
     return FollowUp(run_id=previous.run_id, question=previous.question,
-                    sql=previous.final_sql, summary=summarize_result(previous.result))
+                    sql=previous.final_sql, summary=summarize_result(previous.result),
+                    answer=answer)
 
 
 def thread_id_of(previous: Run) -> str:

@@ -45,12 +45,16 @@ class FollowUp:
     question: str
     sql: str
     summary: str
+    answer: str = ""  # the previous run's result summary in words, when it asked for one
 
     def lines(self) -> list[str]:
-        return [FOLLOW_UP_HEADING,
-                f"Previous question: {one_line(self.question)}",
-                f"Its SQL: {one_line(self.sql)}",
-                f"Its result: {one_line(self.summary)}"]
+        lines = [FOLLOW_UP_HEADING,
+                 f"Previous question: {one_line(self.question)}",
+                 f"Its SQL: {one_line(self.sql)}",
+                 f"Its result: {one_line(self.summary)}"]
+        if one_line(self.answer):
+            lines.append(f"Its answer in words: {one_line(self.answer)}")
+        return lines
 
 
 @dataclass
@@ -94,7 +98,8 @@ class RunContext:
                    notes=[KnowledgeNote(n.get("id"), n.get("title", ""), n.get("text", ""))
                           for n in data.get("notes") or []],
                    follow_up=FollowUp(**{k: follow.get(k) or "" for k in
-                                         ("run_id", "question", "sql", "summary")})
+                                         ("run_id", "question", "sql", "summary",
+                                          "answer")})
                    if follow else None,
                    thread_id=data.get("thread_id"), left_out=int(data.get("left_out") or 0))
 

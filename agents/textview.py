@@ -13,6 +13,7 @@ from .llm_queue import waiting_message
 from .outcome import run_outcome
 from .outputs.common import indent
 from .outputs.base import shows_sql
+from .result_summary import summary_text
 from .sqltext import format_sql, result_text
 
 
@@ -52,6 +53,9 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
         else:
             lines.append(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
                          f"{run.result.get('error')}")
+    answer = summary_text(run)
+    if answer:
+        lines += ["", "In words:", indent(answer, 2)]
     totals = run.totals()
     lines.append(f"\n{run_outcome(run)}: {totals['llm_calls']} model call(s), "
                  f"{totals['prompt_tokens']}+{totals['completion_tokens']} tokens, "

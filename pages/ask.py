@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from agents.engine import resume_run, start_run
 from agents.jobs import Job, run_job, stop_job
+from agents.result_summary import is_summary, pipeline_events, with_summary
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import databases as ui_databases
@@ -93,19 +96,25 @@ def _start(pipeline, db_key: str, db, question: str, hint: str, params: dict) ->
         return
     _launch(pipeline, db_key, db, lambda llm, limits, services, control: start_run(
         pipeline, question, db, llm, evidence=context.evidence(), params=resolved,
-        limits=limits, control=control, services=services, context=context.to_dict()))
+        limits=limits, control=control, services=services, context=context.to_dict()),
+        summary=bool(st.session_state.get(ui_conversation.SUMMARY)))
 
 
-def _launch(pipeline, db_key: str, db, items) -> None:
+def _launch(pipeline, db_key: str, db, items, *, summary: bool = False) -> None:
     """Start ``items(llm, limits, services, control)`` (a start or resume of the engine) as
-    this session's job, with the session's model, limits and few-shot examples."""
+    this session's job, with the session's model, limits and few-shot examples; ``summary``
+    adds the result summary step after the run (:mod:`agents.result_summary`)."""
     llm = _client()
     if llm is None:
         return
     limits = ui_state.exec_limits()
     services = ui_services.example_services(db)
-    st.session_state[JOB] = run_job(
-        pipeline.name, lambda control: items(llm, limits, services, control), _saver())
+
+    def stream(control):
+        run_items = items(llm, limits, services, control)
+        return with_summary(run_items, llm, control) if summary else run_items
+
+    st.session_state[JOB] = run_job(pipeline.name, stream, _saver())
     st.session_state[JOB_DB] = db_key
     st.session_state.pop(RUN, None)  # the previous run leaves the page (it is in History)
     st.session_state.pop(RUN_DB, None)
@@ -122,9 +131,13 @@ def _resume(run, db_key: str, request: ui_resume.ResumeRequest) -> None:
     except KeyError as exc:
         st.error(str(exc))
         return
+    summarized = any(is_summary(e) for e in run.events)
+    # the summary follows the run's own steps; the pipeline resumes from those only
+    own = dataclasses.replace(run, events=pipeline_events(run))
     _launch(pipeline, db_key, db, lambda llm, limits, services, control: resume_run(
-        pipeline, run, request.from_index, db, llm, data=request.data, limits=limits,
-        control=control, services=services))
+        pipeline, own, request.from_index, db, llm, data=request.data, limits=limits,
+        control=control, services=services),
+        summary=summarized)  # a re-run is summarized when its run was
 
 
 def _stale_question_box(was_running: bool, db_key: str | None) -> bool:
@@ -161,6 +174,7 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
                        "Knowledge that holds for every question belongs on the Knowledge page.")
     previous = _previous_run(db_key)
     ui_conversation.context_controls(db, previous)
+    ui_conversation.summary_control()
     # what the follow-up box was drawn for: a run that ends later in this script run changes it
     st.session_state[BOX_SAW] = previous.run_id if previous is not None else None
     names = [p.name for p in pipelines]

@@ -12,7 +12,8 @@ the same way. Runs stored before kinds existed are read through :func:`infer_kin
 """
 
 from .base import Generic, Output, infer_kind, kinds, load, register
-from .common import Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair
+from .common import (Decomposition, ExecutionCheck, ResultSummary, SchemaSelection, SQLDraft,
+                     SQLRepair)
 
 __all__ = ["Output", "Generic", "register", "load", "kinds", "infer_kind", "SQLDraft",
-           "SchemaSelection", "Decomposition", "SQLRepair", "ExecutionCheck"]
+           "SchemaSelection", "Decomposition", "SQLRepair", "ExecutionCheck", "ResultSummary"]

@@ -152,3 +152,27 @@ class ExecutionCheck(Output):
 
     def shown_sql(self) -> list[str]:
         return [r.get("sql_after") or "" for r in self.repairs]
+
+
+@register
+@dataclass
+class ResultSummary(Output):
+    """The answer in words: one short paragraph written from the final result's first rows
+    (:mod:`agents.result_summary`). ``rows_shown`` is how many rows the model saw of
+    ``row_count``; ``truncated`` says a limit cut the result."""
+
+    kind: ClassVar[str] = "result_summary"
+    required: ClassVar[tuple[str, ...]] = ("summary",)
+    summary: str = ""
+    rows_shown: int | None = None
+    row_count: int | None = None
+    truncated: bool = False
+
+    def text_lines(self) -> list[str]:
+        lines = ["  " + line for line in (self.summary or "").strip().splitlines()]
+        if self.row_count is not None and self.rows_shown is not None:
+            seen = (f"written from the first {self.rows_shown} of {self.row_count} row(s)"
+                    if self.rows_shown < self.row_count else
+                    f"written from all {self.row_count} row(s)")
+            lines.append(f"  ({seen}{', the result was cut by a limit' if self.truncated else ''})")
+        return lines

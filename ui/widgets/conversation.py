@@ -18,6 +18,12 @@ from ui.format import md_text
 
 FOLLOW_UP = "ask_follow_up"
 USE_KNOWLEDGE = "ask_use_knowledge"
+SUMMARY = "ask_summary"
+
+
+def _key(name: str, prefix: str) -> str:
+    """The widget key of ``name`` (``"ask_follow_up"``) for the page using ``prefix``."""
+    return name if prefix == "ask" else prefix + name[len("ask"):]
 
 
 def _knowledge_count(db_name: str) -> int:
@@ -27,31 +33,41 @@ def _knowledge_count(db_name: str) -> int:
         return 0
 
 
-def context_controls(db, previous) -> None:
-    """The follow-up box (when ``previous`` can be followed up) and the knowledge switch."""
+def context_controls(db, previous, prefix: str = "ask") -> None:
+    """The follow-up box (when ``previous`` can be followed up) and the knowledge switch; the
+    Compare page draws the same controls under its own keys (``prefix``)."""
+    follow_key, knowledge_key = _key(FOLLOW_UP, prefix), _key(USE_KNOWLEDGE, prefix)
     if previous is not None and previous.final_sql:
         # a short label (a checkbox label is cut to one line), the question in full under it
-        st.checkbox("Follow up on the previous question", key=FOLLOW_UP,
+        st.checkbox("Follow up on the previous question", key=follow_key,
                     help="The next run is given the previous question, its final SQL and a "
                          "summary of its result, so a question like 'and only for 2024?' or "
                          "'now per country' is understood. Untick to start a new conversation.")
         st.caption(f"Previous question: “{md_text(previous.question)}”")
     else:
-        st.session_state.pop(FOLLOW_UP, None)
+        st.session_state.pop(follow_key, None)
     count = _knowledge_count(db.name) if db is not None else 0
     if count:
-        st.session_state.setdefault(USE_KNOWLEDGE, True)
+        st.session_state.setdefault(knowledge_key, True)
         st.checkbox(f"Give the agents this database's knowledge ({count} note(s))",
-                    key=USE_KNOWLEDGE,
+                    key=knowledge_key,
                     help="Definitions and notes kept for this database on the Knowledge page; "
                          "they reach every pipeline as evidence.")
 
 
-def new_run_context(db, hint: str, previous) -> RunContext | None:
+def summary_control() -> bool:
+    """The box that adds the result summary step to the next run (off by default)."""
+    return st.checkbox("Summarize the result in words", key=SUMMARY,
+                       help="After the final SQL has run, one more model call writes a short "
+                            "plain-language answer from the result's first rows, shown as its "
+                            "own step. If it fails, the SQL answer still stands.")
+
+
+def new_run_context(db, hint: str, previous, prefix: str = "ask") -> RunContext | None:
     """The context of the run about to start, or None after showing why it cannot start."""
     from agents.conversation import FollowUpError, run_context
 
-    follow = previous if st.session_state.get(FOLLOW_UP) else None
+    follow = previous if st.session_state.get(_key(FOLLOW_UP, prefix)) else None
     try:
         store = ui_services.store()
     except Exception as exc:
@@ -59,7 +75,8 @@ def new_run_context(db, hint: str, previous) -> RunContext | None:
         return None
     try:
         return run_context(store, db.name, hint, previous=follow,
-                           knowledge=bool(st.session_state.get(USE_KNOWLEDGE, True)))
+                           knowledge=bool(st.session_state.get(_key(USE_KNOWLEDGE, prefix),
+                                                               True)))
     except FollowUpError as exc:
         st.error(f"Cannot follow up: {md_text(exc)}")
     except Exception as exc:  # an unreadable store must not leave a traceback on the page
@@ -78,6 +95,8 @@ def context_panel(run) -> None:
             st.markdown(f"**Follow-up of:** {md_text(follow.question)}")
             st.code(format_sql(follow.sql), language="sql", wrap_lines=True)
             st.caption(f"Its result: {md_text(follow.summary)}")
+            if follow.answer:
+                st.caption(f"Its answer in words: {md_text(follow.answer)}")
         if context.notes:
             st.markdown("**Knowledge notes used:**")
             st.markdown("\n".join(f"- {md_text(n.line()[2:])}" for n in context.notes))

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from agents.events import Run, StepEvent
+from agents.result_summary import is_summary
 
 from agents.sqltext import format_sql
 from ui.trace import done_label
@@ -112,7 +113,10 @@ def edit_and_resume(run: Run, schema=None) -> ResumeRequest | None:
     with st.expander("Edit a step and re-run from there", expanded=False):
         st.caption("Pick a step, change what it produced, and the pipeline continues from the "
                    "step after it. The result is a new run linked to this one.")
-        indexes = list(range(len(run.events)))
+        # the result summary comes after the run's own steps: a run resumes from those only
+        indexes = [i for i, e in enumerate(run.events) if not is_summary(e)]
+        if not indexes:
+            return None
         index = st.selectbox("Step", indexes, index=len(indexes) - 1,
                              format_func=lambda i: done_label(run.events[i]),
                              key=f"resume_step_{run.run_id}")
