@@ -21,7 +21,9 @@ import sys
 import threading
 from typing import Any, Sequence
 
-from .engine import ExecLimits, Pipeline, start_run
+from .cli_context import add_context_options, context_for, context_lines
+from .engine import ExecLimits, Pipeline, RunControl, start_run
+from .result_summary import with_summary
 from .events import RunFinished, StepEvent, StepStarted
 from .textview import LiveText, TerminalSafe, render_event, render_outcome, terminal_text
 
@@ -232,6 +234,7 @@ def _register_ask(sub) -> None:
     p.add_argument("--no-stream", action="store_true",
                    help="do not print the model's output as it is written, only each finished "
                         "step")
+    add_context_options(p)
     p.set_defaults(func=cmd_ask)
 
 
@@ -259,14 +262,21 @@ def cmd_ask(args: argparse.Namespace) -> int:
     params = parse_params(pipeline, args.param)
     limits = _limits(args)
     db = open_db(args.db)
+    context = context_for(args, db)
     llm = make_llm(args)
     out = sys.stdout
     run = None
-    cancel = threading.Event()
+    control = RunControl(threading.Event())
+    cancel = control.cancel
     live = None if (args.json or args.no_stream) else LiveText(out)
-    items = start_run(pipeline, question, db, llm, evidence=args.evidence, params=params,
-                      limits=limits, cancel=cancel, services=example_services(args, db),
-                      on_partial=live)
+    if not args.json:
+        for line in context_lines(context):
+            print(line, file=out)
+    items = start_run(pipeline, question, db, llm, evidence=context.evidence(), params=params,
+                      limits=limits, control=control, services=example_services(args, db),
+                      on_partial=live, context=context.to_dict())
+    if args.summary:
+        items = with_summary(items, llm, control)
     try:
         for item in items:
             if live is not None:
