@@ -75,13 +75,14 @@ def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidenc
             params_by_pipeline: dict[str, dict] | None = None,
             on_item: Callable[[str, Any], None] | None = None, *,
             limits: ExecLimits | None = None, services: dict | None = None,
-            cancel=None) -> ComparisonResult:
+            cancel=None, context: dict | None = None) -> ComparisonResult:
     """Run each pipeline in turn (the model serves one request at a time anyway).
 
     ``on_item(pipeline_name, item)`` receives every StepStarted/StepEvent/RunFinished as it
     happens, and the running step's StepPartial items as its model writes. A pipeline that
     fails, even with an unexpected exception, becomes an outcome with
-    its error; it never stops the others.
+    its error; it never stops the others. ``context`` is what ``evidence`` was made of (knowledge
+    notes, a follow-up; see :mod:`agents.run_context`), recorded on every pipeline's run.
     """
     comparison = ComparisonResult(question=question, db_name=db.name, evidence=evidence or "")
     params_by_pipeline = params_by_pipeline or {}
@@ -91,7 +92,7 @@ def compare(pipelines: Iterable[str | Pipeline], question: str, db, llm, evidenc
         try:
             items = start_run(pipeline, question, db, llm, evidence=evidence,
                               params=params_by_pipeline.get(pipeline.name), limits=limits,
-                              services=services, cancel=cancel,
+                              services=services, cancel=cancel, context=context,
                               on_partial=(None if on_item is None else
                                           lambda item, name=pipeline.name: on_item(name, item)))
             if on_item is not None:

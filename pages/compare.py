@@ -17,7 +17,8 @@ from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
 from agents.sqltext import format_sql
 from ui.format import md_text
-from ui.widgets.compare_accept import accept_panel
+from ui.widgets import conversation as ui_conversation
+from ui.widgets.compare_accept import CHOICE, accept_panel
 from ui.widgets.result import result_view
 
 JOB = "cmp_job"
@@ -26,10 +27,31 @@ NAMES = "cmp_job_pipelines"
 DB = "cmp_job_db"  # the compared database, where an edited SQL is run before it is accepted
 
 
+def _previous_run(db_key: str | None):
+    """The run a follow-up on this page builds on: the previous comparison's answer as chosen
+    under "Accept an answer" (by default the pipeline most others agree with), when that
+    comparison was on the database now chosen."""
+    result = st.session_state.get(RESULT)
+    if not isinstance(result, ComparisonResult) or st.session_state.get(DB) != db_key:
+        return None
+    candidates = [o for o in result.outcomes if o.final_sql and o.run is not None]
+    if not candidates:
+        return None
+    chosen = st.session_state.get(CHOICE)
+    by_name = {o.pipeline: o for o in candidates}
+    if chosen not in by_name:
+        chosen = next((n for g in result.groups for n in g if n in by_name),
+                      candidates[0].pipeline)
+    return by_name[chosen].run
+
+
 def _start(names: list[str], question: str, evidence: str, db_key: str | None, db) -> None:
     from agents.config import SettingsError
     from agents.llm import LLMError
 
+    context = ui_conversation.new_run_context(db, evidence, _previous_run(db_key), prefix="cmp")
+    if context is None:
+        return
     try:
         llm = ui_services.llm_client(ui_state.effective_settings())
     except (SettingsError, LLMError) as exc:
@@ -41,9 +63,9 @@ def _start(names: list[str], question: str, evidence: str, db_key: str | None, d
     services = ui_services.example_services(db)
 
     def work(job: Job) -> ComparisonResult:
-        return compare(names, question, db, llm, evidence=evidence, params_by_pipeline=params,
-                       on_item=job.emit, limits=limits, cancel=job.control.cancel,
-                       services=services)
+        return compare(names, question, db, llm, evidence=context.evidence(),
+                       params_by_pipeline=params, on_item=job.emit, limits=limits,
+                       cancel=job.control.cancel, services=services, context=context.to_dict())
 
     def save(result: ComparisonResult) -> None:
         for outcome in result.outcomes:
@@ -100,7 +122,7 @@ def _outcomes(result: ComparisonResult) -> None:
             if outcome.error:
                 st.markdown(f":red[{md_text(outcome.error)}]")
             if outcome.final_sql:
-                st.code(format_sql(outcome.final_sql), language="sql")
+                st.code(format_sql(outcome.final_sql), language="sql", wrap_lines=True)
                 result_view(outcome.result, key=f"cmp_{outcome.pipeline}",
                             max_rows=ui_state.exec_limits().max_rows, chart=False)
             if outcome.run is not None and outcome.run.events:
@@ -120,6 +142,7 @@ with right:
     names = [p.name for p in list_pipelines()]
     st.text_area("Question", key="cmp_question", height=80)
     st.text_input("Evidence / hint (optional)", key="cmp_evidence")
+    ui_conversation.context_controls(db, _previous_run(db_key), prefix="cmp")
     if "cmp_pipelines" not in st.session_state:
         st.session_state["cmp_pipelines"] = names[:2]
     chosen = st.multiselect("Pipelines", names, key="cmp_pipelines",
@@ -161,6 +184,10 @@ if isinstance(result, ComparisonResult):
     with result_slot.container():
         st.divider()
         st.markdown(f"**{md_text(result.question)}** on {md_text(result.db_name)}")
+        given = next((o.run for o in result.outcomes if o.run is not None), None)
+        if given is not None:
+            ui_conversation.thread_panel(given)
+            ui_conversation.context_panel(given)
         _outcomes(result)
         st.divider()
         accept_panel(result, st.session_state.get(DB))
