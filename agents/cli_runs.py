@@ -32,9 +32,9 @@ def register(sub) -> None:
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> int:
-    from .cli import UsageError
+    from .cli import _missing_action as missing
 
-    raise UsageError(f"choose an action (see: {parser.prog} --help)")
+    return missing(parser)
 
 
 def cmd_run_export(args: argparse.Namespace) -> int:

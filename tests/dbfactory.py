@@ -162,3 +162,14 @@ def wide_schema_sql(tables: int, columns: int = 13, seed: int = 7) -> str:
 def build_wide_db(path: Path, tables: int = 1000, columns: int = 13, seed: int = 7) -> Path:
     """A database of :func:`wide_schema_sql` at ``path``."""
     return make_db(path, wide_schema_sql(tables, columns, seed))
+
+
+TWO_SINGERS_SQL = ("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT); "
+                   "INSERT INTO singer VALUES (1, 'Ana', 'France'), (2, 'Bo', 'Chile');")
+
+
+def two_singers_db(tmp_path: Path):
+    """A two-row ``singer`` database, opened read-only (close it, or use it in ``with``)."""
+    from agents.database import open_database
+
+    return open_database(make_db(tmp_path / "concerts.sqlite", TWO_SINGERS_SQL))

@@ -8,12 +8,12 @@ import sqlite3
 import pytest
 
 from agents.conversation import FollowUpError, follow_up_of, run_context, summarize_result
-from agents.database import open_database
 from agents.engine import resume_run, run_to_end, start_run
 from agents.events import Run
 from agents.pipelines import get_pipeline, list_pipelines
 from agents.run_context import MAX_NOTES_CHARS, RunContext
 from agents.store import SCHEMA_VERSION, Store
+from dbfactory import two_singers_db
 from scripted_llm import prompt_text
 
 NOTE = "frenchie: a singer whose country is France"
@@ -21,14 +21,7 @@ NOTE = "frenchie: a singer whose country is France"
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "concerts.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, "
-                       "country TEXT); INSERT INTO singer VALUES (1, 'Ana', 'France'), "
-                       "(2, 'Bo', 'Chile');")
-    conn.commit()
-    conn.close()
-    with open_database(path) as handle:
+    with two_singers_db(tmp_path) as handle:
         yield handle
 
 

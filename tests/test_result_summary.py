@@ -3,18 +3,17 @@ result's first rows, recorded like any step, never failing the run, and quoted b
 
 from __future__ import annotations
 
-import sqlite3
 
 import pytest
 
 from agents.conversation import follow_up_of
-from agents.database import open_database
 from agents.engine import ExecLimits, run_to_end, start_run
 from agents.events import Run
 from agents.pipelines import get_pipeline
 from agents.result_summary import (SUMMARY_STEP, pipeline_events, summary_messages,
                                    summary_text, with_summary)
 from agents.textview import render_event, render_outcome
+from dbfactory import two_singers_db
 from scripted_llm import prompt_text
 
 SQL = "```sql\nSELECT name, country FROM singer ORDER BY singer_id\n```"
@@ -23,14 +22,7 @@ WORDS = "There are two singers: Ana from France and Bo from Chile."
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "concerts.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, "
-                       "country TEXT); INSERT INTO singer VALUES (1, 'Ana', 'France'), "
-                       "(2, 'Bo', 'Chile');")
-    conn.commit()
-    conn.close()
-    with open_database(path) as handle:
+    with two_singers_db(tmp_path) as handle:
         yield handle
 
 

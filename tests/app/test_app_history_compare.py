@@ -107,16 +107,7 @@ def test_correct_verdict_with_an_error_type_is_explained(app, saved_runs):
 
 
 def test_compare_runs_pipelines_side_by_side(app, app_env):
-    app_env.when(WRITER, f"```sql\n{TOP5}\n```").when(
-        "As an experienced and professional database administrator",
-        '{"products": "keep_all", "reviews": "drop_all"}').when(
-        "decompose the question into subquestions",
-        f"Sub question 1: Most expensive products?\nSQL\n```sql\n{TOP5}\n```")
-    app.switch_page("pages/compare.py").run()
-    app.text_area(key="cmp_question").input("Five most expensive products?")
-    app.multiselect(key="cmp_pipelines").set_value(["baseline", "macsql"])
-    app.button(key="cmp_go").click().run()
-    assert not app.exception and errors(app) == []
+    compared(app, app_env)
     assert any("same rows" in s.value for s in app.success)
     assert sum("LIMIT 5" in c.value for c in app.code) >= 2
     metrics = {m.label for m in app.metric}
