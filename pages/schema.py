@@ -63,15 +63,16 @@ if db is not None:
         table = schema.table(chosen)
         st.caption(f"{table.row_count_label} rows · {len(table.columns)} columns · primary key: "
                    f"{md_text(', '.join(table.primary_key)) or 'none'}")
-        st.dataframe(pd.DataFrame([{
+        # a static table, so long example values and descriptions wrap instead of being cut
+        st.table(pd.DataFrame([{
             "column": c.name,
             "type": c.type or "",
             "key": " ".join(filter(None, ["PK" if c.primary_key else "",
                                           fk_of.get((table.name.lower(), c.name.lower()), "")])),
-            "not null": c.not_null,
+            "not null": "yes" if c.not_null else "",
             "examples": ", ".join(map(str, c.examples or [])),
             "description": c.description or "",
-        } for c in table.columns]), hide_index=True, width="stretch")
+        } for c in table.columns]), hide_index=True)
         st.markdown("**First rows**")
         preview = db.table_preview(table.name, limit=20)
         if preview.ok:
