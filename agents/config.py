@@ -48,6 +48,7 @@ ENV_VARS = {
     "cache": "STUDIO_LLM_CACHE",
     "cache_path": "STUDIO_LLM_CACHE_PATH",
     "n_ctx": "STUDIO_N_CTX",
+    "remote_context": "STUDIO_REMOTE_CONTEXT",
     "threads": "STUDIO_THREADS",
 }
 
@@ -81,6 +82,10 @@ class Settings:
     cache: bool = True
     cache_path: str | None = None
     n_ctx: int = 8192
+    # The context assumed for a remote endpoint (provider openai or compatible), whose size the
+    # studio cannot ask for: prompt budgets and schema retrieval use it instead of n_ctx, which
+    # is the embedded server's own setting.
+    remote_context: int = 128_000
     threads: int = 2
 
     def __post_init__(self) -> None:
@@ -263,5 +268,7 @@ def _validate(s: Settings) -> None:
         bad(f"retry_base_delay must be 0 or more seconds, not {s.retry_base_delay}")
     if s.n_ctx < 512:
         bad(f"n_ctx must be at least 512 tokens, not {s.n_ctx}")
+    if s.remote_context < 512:
+        bad(f"remote_context must be at least 512 tokens, not {s.remote_context}")
     if s.threads < 1:
         bad(f"threads must be at least 1, not {s.threads}")

@@ -37,7 +37,8 @@ from . import llm_stream
 from .config import Settings, load_settings, mask_secret
 from .llm_cache import ResponseCache, cache_key
 from .llm_errors import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
-                         LLMModelNotFound, LLMStopped, LLMTimeout, ended_error, translate_error)
+                         LLMModelNotFound, LLMStopped, LLMTimeout, ended_error,
+                         is_transport_error, translate_error)
 from .llm_queue import QueueLeft, is_local, queue_for
 from .llm_structured import JSON_LEVELS, rejects_response_format, response_format
 
@@ -215,6 +216,9 @@ class LLMClient:
                 if isinstance(exc, ValueError):  # a body that is not JSON
                     raise LLMBadResponse(f"The model endpoint at {self.base_url} returned a "
                                          f"body that is not JSON ({exc}).") from None
+                if is_transport_error(exc):  # the stream broke while being read
+                    raise LLMConnectionError(f"The connection to the model endpoint at "
+                                             f"{self.base_url} broke: {exc}") from None
                 raise
 
     def _guard(self, cancel) -> llm_stream.CallGuard:
@@ -396,4 +400,3 @@ def _check_messages(messages: Any) -> None:
 
 def _model_listed(model: str, served: list[str]) -> bool:
     return model in served or f"{model}:latest" in served
-

@@ -147,3 +147,11 @@ def _connection_reason(exc: openai.APIConnectionError) -> str:
             return "unknown host name"
     text = str(chain[-1]) if chain else str(exc)
     return text.strip() or "connection failed"
+
+
+def is_transport_error(exc: Exception) -> bool:
+    """A network failure raised by the HTTP library under the SDK while a streamed body is read
+    (the SDK wraps failures of the request itself, not of reading its stream)."""
+    return any(cls.__name__ in ("TransportError", "StreamError")
+               for cls in type(exc).__mro__)
+

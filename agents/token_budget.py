@@ -52,9 +52,20 @@ def message_tokens(messages: list[dict]) -> int:
 
 
 def context_size(llm) -> int:
-    """The context of the model ``llm`` talks to, in tokens (the ``n_ctx`` setting)."""
+    """The context of the model ``llm`` talks to, in tokens: the embedded server's ``n_ctx``,
+    or ``remote_context`` for any other endpoint (whose size cannot be asked for)."""
     settings = getattr(llm, "settings", None)
+    if getattr(settings, "provider", "local") not in ("local", None, ""):
+        return int(getattr(settings, "remote_context", 0) or DEFAULT_CONTEXT)
     return int(getattr(settings, "n_ctx", 0) or DEFAULT_CONTEXT)
+
+
+def context_setting(llm) -> str:
+    """The setting (and its environment variable) that sets :func:`context_size` for ``llm``."""
+    settings = getattr(llm, "settings", None)
+    if getattr(settings, "provider", "local") not in ("local", None, ""):
+        return "remote_context, STUDIO_REMOTE_CONTEXT"
+    return "n_ctx, STUDIO_N_CTX"
 
 
 def answer_tokens(llm, max_tokens: int | None = None) -> int:
@@ -74,4 +85,4 @@ def over_context(messages: list[dict], llm, max_tokens: int | None = None) -> st
         return None
     return (f"the prompt is about {prompt:,} tokens; with {answer:,} kept for the answer it does "
             f"not fit the model's context of {context:,} tokens, so it was not sent. Ask about "
-            f"fewer tables or a shorter text, or raise the context (n_ctx, STUDIO_N_CTX)")
+            f"fewer tables or a shorter text, or raise the context ({context_setting(llm)})")

@@ -253,7 +253,7 @@ notes = [(level, note) for level, note in st.session_state.pop(JOB_NOTES, None) 
 if notes and job is None:
     with live_slot.container():
         for level, note in notes:
-            getattr(st, level)(note)
+            getattr(st, level)(md_text(note))
 
 run = st.session_state.get(RUN)
 if run is not None:

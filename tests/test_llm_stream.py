@@ -164,3 +164,13 @@ def test_a_remote_endpoint_has_no_queue():
     client = client_for("https://api.example.com/v1")
     assert client.queue is None
     assert client_for("https://api.example.com/v1", model_queue="on").queue is not None
+
+
+def test_a_broken_stream_is_a_connection_error_with_one_clear_line():
+    import openai._base_client as base
+
+    from agents.llm_errors import is_transport_error
+
+    assert is_transport_error(base.httpx2.RemoteProtocolError("peer closed connection"))
+    assert is_transport_error(base.httpx2.ReadError("reset"))
+    assert not is_transport_error(ValueError("not JSON"))

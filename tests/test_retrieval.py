@@ -75,6 +75,10 @@ def answer(req: dict) -> str:
 
 
 def client(server: ScriptedLLM, **settings):
+    """A client of the scripted endpoint; ``n_ctx`` here is the context that endpoint has (a
+    remote endpoint's is the ``remote_context`` setting)."""
+    if "n_ctx" in settings:
+        settings["remote_context"] = settings.pop("n_ctx")
     return make_client(Settings(provider="openai", base_url=server.base_url, api_key="k",
                                 model="scripted-model", cache=False, max_retries=0,
                                 request_timeout=30.0, **settings))
@@ -207,7 +211,7 @@ def test_a_clear_message_when_no_table_fits(tmp_path):
                                        client(server, n_ctx=CONTEXT)))
             assert run.status == "failed"
             assert "too large for the model's context" in run.error
-            assert "n_ctx" in run.error and "Traceback" not in run.error
+            assert "STUDIO_REMOTE_CONTEXT" in run.error and "Traceback" not in run.error
             assert not server.requests
             run = run_to_end(start_run(PIPELINE, "How old are the performers?", db,
                                        client(server, n_ctx=1200)))
@@ -241,3 +245,14 @@ def test_prompts_are_byte_identical_when_the_schema_fits(pipeline, sample_dbs):
         assert with_retrieval
     finally:
         db.close()
+
+
+def test_a_remote_endpoint_is_budgeted_by_remote_context_not_the_embedded_n_ctx():
+    from types import SimpleNamespace
+
+    from agents.token_budget import context_setting, context_size
+
+    remote = SimpleNamespace(settings=Settings(provider="openai", n_ctx=2048))
+    local = SimpleNamespace(settings=Settings(provider="local", n_ctx=2048))
+    assert context_size(remote) == 128_000 and "STUDIO_REMOTE_CONTEXT" in context_setting(remote)
+    assert context_size(local) == 2048 and "STUDIO_N_CTX" in context_setting(local)

@@ -165,7 +165,13 @@ def resolve(key: str | None):
         entry = saved().get(name)
         if entry is None or (entry["kind"] == "upload") != (kind == "upload"):
             return None
-        return _saved_database(entry["name"], entry["kind"], entry["path"], entry["added_at"])
+        from agents.database import DatabaseError
+        from agents.library import LibraryError
+
+        try:
+            return _saved_database(entry["name"], entry["kind"], entry["path"], entry["added_at"])
+        except (DatabaseError, LibraryError):  # the saved copy or the registered file has gone: not available
+            return None
     return None
 
 

@@ -20,6 +20,7 @@ from agents.jobs import Job
 from agents.llm_queue import waiting_message
 
 from ui import trace as ui_trace
+from ui.format import md_text
 
 POLL_S = 0.25
 READING = "Reading the prompt… (on a CPU a long prompt can take a minute or more)"
@@ -121,7 +122,7 @@ def settle(job: Job, key: str) -> object | None:
     return its result (a Run or a ComparisonResult) for the page to keep."""
     st.session_state.pop(key, None)
     if job.failure:
-        st.error(job.failure)
+        st.error(md_text(job.failure))
     if job.save_error:
-        st.warning(job.save_error)
+        st.warning(md_text(job.save_error))
     return job.result

@@ -20,7 +20,7 @@ from typing import Callable
 from ..engine import Step, StepContext, StepError
 from ..schema import Schema
 from ..step_context import RETRIEVED_SCHEMA as STATE_KEY
-from ..token_budget import answer_tokens, context_size, estimate_tokens
+from ..token_budget import answer_tokens, context_setting, context_size, estimate_tokens
 from ..value_grounding import GroundingLimits, ground_question
 from .fit import NothingFits, fit, form_cost
 from .outputs import SchemaRetrieval
@@ -97,7 +97,7 @@ def retrieve(ctx: StepContext) -> str:
     if budget <= 0:
         raise StepError(f"the prompts leave no room for any schema: the model's context of "
                         f"{context_size(ctx.llm):,} tokens is taken by the instructions, the "
-                        f"answer and the question; raise the context (n_ctx, STUDIO_N_CTX)")
+                        f"answer and the question; raise the context ({context_setting(ctx.llm)})")
     grounding = ground_question(ctx.db, ctx.question, GROUNDING)
     ranking = rank(schema, ctx.question, ctx.evidence, grounding.matches)
     best = max(ranking.scores.values(), default=0.0)
@@ -111,7 +111,8 @@ def retrieve(ctx: StepContext) -> str:
         result = fit(schema, order, ranking.columns, form_cost(spec.forms(ctx.params)), budget)
     except NothingFits as exc:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
-                        f"context (n_ctx, STUDIO_N_CTX) or ask about a smaller database") from None
+                        f"context ({context_setting(ctx.llm)}) or ask about a smaller "
+                        f"database") from None
     ctx.data[STATE_KEY] = result.selection
     kept = schema.subset(result.selection)
     ctx.set_output(SchemaRetrieval(

@@ -89,6 +89,5 @@ class StoreConnection:
                 raise StoreError(f"The run store {self.path} was written by a newer version of the "
                                  f"studio (schema {version}, this one knows {SCHEMA_VERSION}).")
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                if target in MIGRATIONS:
-                    MIGRATIONS[target](db)
+                MIGRATIONS[target](db)
             db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")

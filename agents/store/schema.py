@@ -65,8 +65,11 @@ def _create_v1(db: sqlite_utils.Database) -> None:
 def _review_v2(db: sqlite_utils.Database) -> None:
     """Runs get their outcome (does the final SQL run?) and a link to the accepted answer made
     from them, so lists and exports show both; older runs are filled in from their traces."""
-    db.execute("ALTER TABLE runs ADD COLUMN outcome TEXT")
-    db.execute("ALTER TABLE runs ADD COLUMN accepted_id INTEGER")
+    columns = db["runs"].columns_dict
+    if "outcome" not in columns:
+        db.execute("ALTER TABLE runs ADD COLUMN outcome TEXT")
+    if "accepted_id" not in columns:
+        db.execute("ALTER TABLE runs ADD COLUMN accepted_id INTEGER")
     for run_id, status, final_sql, run_json in db.execute(
             "SELECT run_id, status, final_sql, run_json FROM runs").fetchall():
         try:
@@ -78,7 +81,7 @@ def _review_v2(db: sqlite_utils.Database) -> None:
                     run_id])
     db.execute("UPDATE runs SET accepted_id = (SELECT MAX(a.id) FROM accepted AS a "
                "WHERE a.run_id = runs.run_id)")
-    db["runs"].create_index(["outcome"])
+    db["runs"].create_index(["outcome"], if_not_exists=True)
 
 
 def _create_v3(db: sqlite_utils.Database) -> None:
@@ -100,7 +103,7 @@ def _create_v3(db: sqlite_utils.Database) -> None:
     }, pk="name", not_null=["kind", "path"], if_not_exists=True)
 
 
-# version -> the step that brings a file from the previous version to it. Versions are numbered
-# by feature; a number without an entry has nothing to create, and opening a file skips it.
+# version -> the step that brings a file from the previous version to it (every version has one;
+# versions 2 and 3 are safe on a file that already has what they add).
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {
     1: _create_v1, 2: _review_v2, 3: _create_v3}

@@ -6,6 +6,8 @@ import streamlit as st
 
 from agents.retrieval import SchemaRetrieval
 
+from ui.format import md_text
+
 from . import view
 from .parts import cell, markdown_table, name, names
 
@@ -32,4 +34,5 @@ def render_retrieval(found: SchemaRetrieval) -> None:
         st.caption(f"{found.dropped:,} table(s) left out" +
                    (f"; the best ranked of them: {shown}" if shown else ""))
     if found.values:
-        st.caption("Stored values the question names: " + "; ".join(found.values[:5]))
+        st.caption("Stored values the question names: " +
+                   "; ".join(md_text(v) for v in found.values[:5]))
