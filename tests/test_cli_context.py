@@ -3,7 +3,6 @@ result summary, as the Ask page gives them."""
 
 from __future__ import annotations
 
-import sqlite3
 
 import pytest
 
@@ -12,6 +11,7 @@ from agents.engine import run_to_end, start_run
 from agents.database import open_database
 from agents.pipelines import get_pipeline
 from agents.store import Store
+from dbfactory import make_db
 from scripted_llm import prompt_text
 
 NOTE_TEXT = "a writer whose country is Poland"
@@ -19,13 +19,10 @@ NOTE_TEXT = "a writer whose country is Poland"
 
 @pytest.fixture
 def db_path(tmp_path) -> str:
-    path = tmp_path / "books.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE author (author_id INTEGER PRIMARY KEY, name TEXT, "
+    return str(make_db(tmp_path / "books.sqlite",
+                       "CREATE TABLE author (author_id INTEGER PRIMARY KEY, name TEXT, "
                        "country TEXT); INSERT INTO author VALUES (1, 'Le Guin', 'USA'), "
-                       "(2, 'Lem', 'Poland');")
-    conn.close()
-    return str(path)
+                       "(2, 'Lem', 'Poland');"))
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ be, R³'s reviewers are distinct and named by their expertise, and cached model 
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -15,6 +14,7 @@ from agents.pipelines import get_pipeline
 from agents.pipelines.csma.answers import parse_extraction
 from agents.pipelines.r3.replies import distinct_personas, parse_personas
 from agents.textview import render_event
+from dbfactory import make_db
 from scripted_llm import prompt_text
 
 SQL = """
@@ -29,12 +29,7 @@ ANSWER = "SELECT name FROM artist"
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "music.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(SQL)
-    conn.commit()
-    conn.close()
-    with open_database(path) as handle:
+    with open_database(make_db(tmp_path / "music.sqlite", SQL)) as handle:
         yield handle
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 
 import pytest
 
 from agents.database import open_database
 from agents.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline
+from dbfactory import make_db
 
 SQL = """
 CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);
@@ -43,12 +43,7 @@ PARAMS = {"baseline": {}, "macsql": {"use_selector": "always"}}
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "concerts.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(SQL)
-    conn.commit()
-    conn.close()
-    with open_database(path) as handle:
+    with open_database(make_db(tmp_path / "concerts.sqlite", SQL)) as handle:
         yield handle
 
 
