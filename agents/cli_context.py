@@ -37,15 +37,15 @@ def context_for(args: argparse.Namespace, db) -> RunContext:
     if follow_id is None and not default_path().exists():
         return RunContext(hint=args.evidence or "")  # no store yet: no notes to give
     try:
-        store = Store()
-        previous = store.get_run(follow_id) if follow_id is not None else None
-        if follow_id is not None and previous is None:
-            raise CLIError(f"there is no stored run {follow_id!r} to follow up on")
-        if previous is not None and previous.db_name != db.name:
-            raise CLIError(f"run {follow_id} was on the database {previous.db_name!r}, not "
-                           f"{db.name!r}: a follow-up asks about the same database")
-        return run_context(store, db.name, args.evidence or "", previous=previous,
-                           knowledge=args.knowledge)
+        with Store() as store:
+            previous = store.get_run(follow_id) if follow_id is not None else None
+            if follow_id is not None and previous is None:
+                raise CLIError(f"there is no stored run {follow_id!r} to follow up on")
+            if previous is not None and previous.db_name != db.name:
+                raise CLIError(f"run {follow_id} was on the database {previous.db_name!r}, "
+                               f"not {db.name!r}: a follow-up asks about the same database")
+            return run_context(store, db.name, args.evidence or "", previous=previous,
+                               knowledge=args.knowledge)
     except FollowUpError as exc:
         raise CLIError(f"cannot follow up on run {follow_id}: {exc}") from None
     except StoreError as exc:
