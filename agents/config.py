@@ -24,6 +24,7 @@ PROVIDERS = ("local", "openai")
 LOCAL_VARIANTS = ("1.5b", "0.5b")
 JSON_MODES = ("auto", "json_schema", "json_object", "none")
 QUEUE_MODES = ("auto", "on", "off")
+DECODING_MODES = ("standard", "ngram", "draft")  # the embedded server's (agents/local_model.py)
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 # Environment variable for each setting. STUDIO_CACHE is taken (the cache *folder*, see
@@ -50,6 +51,7 @@ ENV_VARS = {
     "n_ctx": "STUDIO_N_CTX",
     "remote_context": "STUDIO_REMOTE_CONTEXT",
     "threads": "STUDIO_THREADS",
+    "decoding": "STUDIO_DECODING",
 }
 
 
@@ -87,6 +89,9 @@ class Settings:
     # is the embedded server's own setting.
     remote_context: int = 128_000
     threads: int = 2
+    # How the embedded server decodes (agents/local_model.py DECODING_MODES); chosen by
+    # bench/decoding.py, which replays the same requests in each mode.
+    decoding: str = "standard"
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -272,3 +277,5 @@ def _validate(s: Settings) -> None:
         bad(f"remote_context must be at least 512 tokens, not {s.remote_context}")
     if s.threads < 1:
         bad(f"threads must be at least 1, not {s.threads}")
+    if s.decoding not in DECODING_MODES:
+        bad(f"decoding must be one of {', '.join(DECODING_MODES)}, not {s.decoding!r}")

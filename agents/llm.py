@@ -369,6 +369,7 @@ def make_client(settings: Settings | None = None, *,
             base_url = local_model.get_local_server(settings.local_variant,
                                                     n_ctx=settings.n_ctx,
                                                     threads=settings.threads,
+                                                    decoding=settings.decoding,
                                                     progress=progress)
         except local_model.LocalModelError as exc:
             raise LLMError(str(exc)) from None

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .config import DECODING_MODES
+
 Progress = Callable[[float, str], None]  # (fraction done 0..1, message)
 
 _CHUNK = 8 * 1024 * 1024
@@ -230,13 +232,51 @@ def ensure_model_file(variant: str = "1.5b", progress: Progress | None = None) -
         return path
 
 
+# How the server decodes. Each mode gives the same tokens at temperature 0 in principle (a
+# drafted token is kept only when the model itself would have chosen it); which is faster on a
+# CPU is for bench/decoding.py to say, and `decoding` in the settings chooses.
+#   standard: one token per forward pass.
+#   ngram:    prompt-lookup drafting -- SQL copies table and column names from the prompt, so
+#             the continuation of the last tokens is often found in the prompt itself, free.
+#   draft:    the 0.5B variant (same tokenizer) drafts a few tokens that the model checks in one
+#             batch (needs `make fast-model`).
+NGRAM_DRAFT_TOKENS = 12   # tokens proposed per lookup (llama.cpp's default)
+DRAFT_TOKENS = 4          # tokens the draft model proposes per step
+
+
+def configure_decoding(params, mode: str, draft_path: Path | None = None) -> None:
+    """Set llama.cpp's speculative-decoding parameters on ``params`` for ``mode``."""
+    import xllamacpp
+
+    kinds = xllamacpp.common_speculative_type
+    speculative = params.speculative
+    if mode == "standard":
+        speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_NONE]
+    elif mode == "ngram":
+        speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+        speculative.ngram_simple.size_n = NGRAM_DRAFT_TOKENS
+    elif mode == "draft":
+        if draft_path is None:
+            raise LocalModelError("draft decoding needs the 0.5B model (make fast-model)")
+        speculative.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        speculative.draft.mparams.path = str(draft_path)
+        speculative.draft.n_max = DRAFT_TOKENS
+        speculative.draft.cpuparams.n_threads = params.cpuparams.n_threads
+        speculative.draft.cpuparams_batch.n_threads = params.cpuparams.n_threads
+    else:
+        raise LocalModelError(f"decoding must be one of {', '.join(DECODING_MODES)}, "
+                              f"not {mode!r}")
+
+
 class LocalServer:
     """llama.cpp's OpenAI-compatible server for one model variant, inside this process."""
 
-    def __init__(self, variant: str = "1.5b", n_ctx: int = 8192, threads: int = 2):
+    def __init__(self, variant: str = "1.5b", n_ctx: int = 8192, threads: int = 2,
+                 decoding: str = "standard"):
         self.spec = variant_spec(variant)
         self.n_ctx = n_ctx
         self.threads = threads
+        self.decoding = decoding
         self._server = None  # kept referenced: the server stops when this object is freed
         self.base_url = ""
 
@@ -255,6 +295,9 @@ class LocalServer:
         params.verbosity = 0
         params.cpuparams.n_threads = self.threads
         params.cpuparams_batch.n_threads = self.threads
+        draft = (ensure_model_file("0.5b", progress) if self.decoding == "draft"
+                 and self.spec.key != "0.5b" else None)
+        configure_decoding(params, self.decoding, draft)
         try:
             self._server = xllamacpp.Server(params)
         except Exception as exc:  # the runtime reports load failures as plain exceptions
@@ -269,17 +312,17 @@ _servers_lock = threading.Lock()
 
 
 def get_local_server(variant: str = "1.5b", n_ctx: int = 8192, threads: int = 2,
-                     progress: Progress | None = None) -> str:
+                     decoding: str = "standard", progress: Progress | None = None) -> str:
     """Base URL of this process's server for ``variant``, starting it on first use.
 
     Safe to call from any thread (Streamlit runs scripts outside the main thread). A server
-    already running for the variant is reused even if ``n_ctx``/``threads`` differ, because a
+    already running for the variant is reused even if ``n_ctx``/``threads``/``decoding`` differ, because a
     second copy of the weights would double the memory for nothing.
     """
     with _servers_lock:
         server = _servers.get(variant)
         if server is None:
-            server = LocalServer(variant, n_ctx=n_ctx, threads=threads)
+            server = LocalServer(variant, n_ctx=n_ctx, threads=threads, decoding=decoding)
             server.start(progress)
             _servers[variant] = server
         return server.base_url

@@ -184,3 +184,54 @@ def test_embedded_model_writes_sql_that_runs(real_llm):
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0 and reply.seconds > 0
     sql = extract_sql(reply.text)
     assert conn.execute(sql).fetchall() == [(2,)], f"model answered: {reply.text!r}"
+
+
+# -- decoding modes --------------------------------------------------------------------------------
+def test_each_decoding_mode_sets_llama_cpp_speculative_parameters(tmp_path):
+    xllamacpp = pytest.importorskip("xllamacpp")
+    kinds = xllamacpp.common_speculative_type
+
+    standard = xllamacpp.CommonParams()
+    local_model.configure_decoding(standard, "standard")
+    assert list(standard.speculative.types) == [kinds.COMMON_SPECULATIVE_TYPE_NONE]
+
+    ngram = xllamacpp.CommonParams()
+    local_model.configure_decoding(ngram, "ngram")
+    assert list(ngram.speculative.types) == [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+    assert ngram.speculative.ngram_simple.size_n == local_model.NGRAM_DRAFT_TOKENS
+
+    draft = xllamacpp.CommonParams()
+    draft.cpuparams.n_threads = 2
+    draft_file = tmp_path / "draft.gguf"
+    local_model.configure_decoding(draft, "draft", draft_file)
+    assert list(draft.speculative.types) == [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+    assert draft.speculative.draft.mparams.path == str(draft_file)
+    assert draft.speculative.draft.n_max == local_model.DRAFT_TOKENS
+    assert draft.speculative.draft.cpuparams.n_threads == 2
+
+
+def test_draft_decoding_without_the_small_model_and_unknown_modes_are_refused():
+    xllamacpp = pytest.importorskip("xllamacpp")
+    with pytest.raises(LocalModelError, match="make fast-model"):
+        local_model.configure_decoding(xllamacpp.CommonParams(), "draft", None)
+    with pytest.raises(LocalModelError, match="decoding must be one of standard, ngram, draft"):
+        local_model.configure_decoding(xllamacpp.CommonParams(), "turbo")
+
+
+def test_the_decoding_setting_reaches_the_server(monkeypatch):
+    from agents.config import SettingsError, load_settings
+
+    seen = []
+
+    def fake_start(self, progress=None):
+        seen.append(self.decoding)
+        self.base_url = "http://127.0.0.1:1234/v1"
+        return self.base_url
+
+    monkeypatch.setattr(local_model, "_servers", {})
+    monkeypatch.setattr(local_model.LocalServer, "start", fake_start)
+    settings = load_settings(env={"STUDIO_DECODING": "ngram"})
+    local_model.get_local_server(settings.local_variant, decoding=settings.decoding)
+    assert seen == ["ngram"]
+    with pytest.raises(SettingsError, match="decoding must be one of"):
+        load_settings(env={"STUDIO_DECODING": "turbo"})
