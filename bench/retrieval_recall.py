@@ -1,0 +1,102 @@
+"""How well schema retrieval keeps what a question needs, measured without the model.
+
+``python bench/retrieval_recall.py --db bench/merged/spider_dev_distractors.sqlite --seed 7
+[--floors 0.2,0.3]``
+
+For every question of a Spider dev sample (the evaluation's own stratified draw; ``--seed 8``
+draws the disjoint sample: it leaves out the seed-7 sample and the questions pipeline prompts
+quote, as ``agents eval --exclude-sample 7:100 --exclude-quoted`` does), the Schema Retriever's
+ranking and fit run as they do in a pipeline (value grounding included) against a merged
+database built by ``bench/merge_spider.py``, once per relative floor (the share of the best
+table's score under which a table is left out, :data:`agents.retrieval.stage.RELATIVE_FLOOR`).
+It reports how many questions keep every table their gold query reads (under its merged name),
+and the schema tokens kept (median, p90, max) within ``baseline``'s budget.
+
+Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
+Nothing is asserted: it is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import sqlglot  # noqa: E402
+from sqlglot import exp  # noqa: E402
+
+from agents.database import open_database  # noqa: E402
+from agents.evaluation.dataset import load_dataset, sample_questions  # noqa: E402
+from agents.evaluation.prompt_overlap import quoted_questions  # noqa: E402
+from agents.pipelines import get_pipeline  # noqa: E402
+from agents.retrieval.fit import fit, form_cost  # noqa: E402
+from agents.retrieval.ranking import rank  # noqa: E402
+from agents.retrieval.stage import GROUNDING, QUESTION_COPIES  # noqa: E402
+from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
+from agents.value_grounding import ground_question  # noqa: E402
+
+
+def sample(data: Path, seed: int, limit: int) -> list:
+    questions = [q for q in load_dataset(data).questions if q.db_path]
+    if seed == 7:
+        return sample_questions(questions, limit=limit, mode="stratified", seed=7)
+    first = sample_questions(questions, limit=limit, mode="stratified", seed=7)
+    exclude = {q.qid for q in first} | {q.qid for q in quoted_questions(questions)}
+    return sample_questions(questions, limit=limit, mode="stratified", seed=seed,
+                            exclude=exclude)
+
+
+def gold_tables(sql: str) -> set[str]:
+    return {t.name.lower() for t in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Table)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="a database built by bench/merge_spider.py")
+    parser.add_argument("--data", default="../shared/data/spider")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--floors", default="0.2,0.3")
+    parser.add_argument("--pipeline", default="baseline")
+    args = parser.parse_args(argv)
+    db = open_database(args.db)
+    pipeline = get_pipeline(args.pipeline)
+    params = {p.name: p.default for p in pipeline.params}
+    cost = form_cost(pipeline.retrieval.forms(params))
+    started = time.perf_counter()
+    ranked = []
+    for q in sample(Path(args.data), args.seed, args.limit):
+        grounding = ground_question(db, q.question, GROUNDING)
+        budget = (DEFAULT_CONTEXT - DEFAULT_ANSWER - pipeline.retrieval.reserve
+                  - QUESTION_COPIES * estimate_tokens(q.question))
+        ranked.append((q, rank(db.schema, q.question, "", grounding.matches), budget))
+    report = {"db": args.db, "seed": args.seed, "questions": len(ranked),
+              "pipeline": args.pipeline, "ranking_seconds": round(time.perf_counter() - started, 1),
+              "floors": {}}
+    for floor in (float(f) for f in args.floors.split(",")):
+        tokens, kept_all = [], 0
+        for q, ranking, budget in ranked:
+            best = max(ranking.scores.values(), default=0.0)
+            order = [n for n in ranking.order
+                     if ranking.scores[n] > 0 and ranking.scores[n] >= floor * best]
+            result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
+            tokens.append(result.tokens)
+            kept = {name.lower() for name in result.selection}
+            kept_all += all(t in kept or f"{q.db_id}_{t}".lower() in kept
+                            for t in gold_tables(q.gold_sql))
+        tokens.sort()
+        report["floors"][str(floor)] = {
+            "every_gold_table_kept": kept_all, "tokens_p50": statistics.median(tokens),
+            "tokens_p90": tokens[int(0.9 * (len(tokens) - 1))], "tokens_max": tokens[-1]}
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
