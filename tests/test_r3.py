@@ -401,3 +401,195 @@ def test_r3_on_the_embedded_model_matches_the_reference(real_llm, sample_dbs):
         assert sorted(map(tuple, result.result["rows"])) == sorted(map(tuple, expected.rows))
     finally:
         database.close()
+
+
+# -- the paper's prompts stay the default ------------------------------------------------------
+
+# sha256 of the JSON of every request's messages of one scripted run with the default
+# parameters (a name error and its correction, an invitation, two reviewers, a revision, a
+# second round ending in consensus), taken before the small-model variants existed.
+DEFAULT_PROMPTS_SHA = "6e857e8c311d90667a66704064a05ef3b20bffdc133a76d93451ffdc37aed469"
+
+
+def test_default_parameters_send_the_papers_prompts_byte_for_byte(db, llm, scripted_llm):
+    import hashlib
+
+    scripted_llm.push(writer("SELECT nme FROM singer WHERE country = 'France'"),
+                      writer(SQL_A), invitation(2), approve(), revise("Show the age too."),
+                      writer(SQL_B, "Agreed."), approve(), revise("Order by name."),
+                      writer(SQL_B, "No order is asked for."))
+    result = run(db, llm, n_reviewers=2)
+    assert result.status == "done", result.error
+    assert result.final_sql == SQL_B and scripted_llm.remaining == 0
+    messages = [req["messages"] for req in scripted_llm.requests]
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    assert digest == DEFAULT_PROMPTS_SHA
+
+
+# -- small-model variants ----------------------------------------------------------------------
+
+STRICT = "Approve it unless you can name a concrete error"
+
+
+def test_strict_review_prompt_is_a_switch_away_and_keeps_the_shared_user_prompt(
+        db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), approve())
+    paper = run(db, llm, n_reviewers=2)
+    paper_reviews = requests_with(scripted_llm, REVIEWER)
+    assert STRICT not in paper_reviews[0]["messages"][0]["content"]
+    assert [e.inputs["prompt"] for e in paper.events if e.step == "review"] == ["paper"] * 2
+
+    scripted_llm.clear()
+    scripted_llm.push(writer(SQL_A), invitation(2), approve(), approve())
+    strict = run(db, llm, n_reviewers=2, review_prompt="strict")
+    strict_reviews = requests_with(scripted_llm, REVIEWER)
+    system = strict_reviews[0]["messages"][0]
+    assert system["role"] == "system" and STRICT in system["content"]
+    assert "the lack of a clause of your own speciality when the question does not need it" in (
+        system["content"])
+    # the user prompt (schema, question, SQL, execution result, persona last) is the paper's
+    assert [last_user_message(r) for r in strict_reviews] == [
+        last_user_message(r) for r in paper_reviews]
+    assert [e.inputs["prompt"] for e in strict.events if e.step == "review"] == ["strict"] * 2
+    assert strict.final_sql == SQL_A and strict.events[-1].data["stop_reason"] == "all_approved"
+
+
+def test_execution_gate_keeps_the_sql_before_a_revision_that_fails(db, llm, scripted_llm):
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Use the nme column."),
+                      writer(broken, "Agreed."))
+    result = run(db, llm, n_reviewers=1, revision_gate="execution")
+
+    assert result.status == "done", result.error
+    assert scripted_llm.remaining == 0  # no correction was asked for the failing revision
+    assert [e.agent for e in result.events][-2:] == ["Rebuttal/Revision", "Execution"]
+    check = result.events[-1]
+    assert check.execution["ok"] is False and check.inputs["revision_gate"] == "execution"
+    assert check.sql == SQL_A and any("Execution decides" in n and "not adopted" in n
+                                      for n in check.notes)
+    assert check.data["stop_reason"] == "revision_rejected"
+    assert check.data["rounds"][-1]["adopted"] is False
+    assert result.final_sql == SQL_A
+    assert sorted(r[0] for r in result.result["rows"]) == ["Ann", "Cleo"]
+
+
+def test_without_the_gate_a_failing_revision_goes_back_to_the_writer(db, llm, scripted_llm):
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Use the nme column."),
+                      writer(broken, "Agreed."), writer(SQL_C, "Fixed."), approve())
+    result = run(db, llm, n_reviewers=1)
+
+    assert result.status == "done", result.error
+    assert [e.agent for e in result.events][4:8] == ["Rebuttal/Revision", "Execution",
+                                                    "SQL-Writer", "Execution"]
+    assert result.final_sql == SQL_C and scripted_llm.remaining == 0
+
+
+def test_execution_gate_rejects_a_revision_that_empties_a_non_empty_result(
+        db, llm, scripted_llm):
+    empty = "SELECT name FROM singer WHERE country = 'Peru'"
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Only singers from Peru."),
+                      writer(empty, "Agreed."))
+    result = run(db, llm, n_reviewers=1, revision_gate="execution")
+
+    assert result.status == "done", result.error
+    check = result.events[-1]
+    assert check.agent == "Execution" and check.execution["ok"] is True
+    assert check.parsed["rows"] == 0
+    assert any("returns no rows where the SQL before it returned 2" in n for n in check.notes)
+    assert result.final_sql == SQL_A and check.data["stop_reason"] == "revision_rejected"
+
+
+def test_execution_gate_adopts_a_revision_that_runs(db, llm, scripted_llm):
+    peru = "SELECT name FROM singer WHERE country = 'Peru'"
+    chile = "SELECT name FROM singer WHERE country = 'Chile'"
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Show the age too."),
+                      writer(SQL_B, "Agreed."), approve())
+    result = run(db, llm, n_reviewers=1, revision_gate="execution")
+    assert result.final_sql == SQL_B and result.events[-1].data["stop_reason"] == "all_approved"
+    assert result.events[-1].data["round"] == 2
+
+    # an empty result revised into another empty one is no loss: adopted
+    scripted_llm.clear()
+    scripted_llm.push(writer(peru), invitation(1), revise("Try Chile."),
+                      writer(chile, "Agreed."), approve())
+    result = run(db, llm, n_reviewers=1, revision_gate="execution")
+    assert result.final_sql == chile and result.events[-1].data["stop_reason"] == "all_approved"
+
+
+def test_execution_gate_leaves_an_edited_sql_to_the_correction_loop(db, llm, scripted_llm):
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("Show the age too."),
+                      writer(SQL_B, "Agreed."), approve())
+    first = run(db, llm, n_reviewers=1, revision_gate="execution")
+    index = next(i for i, e in enumerate(first.events) if e.agent == "Execution" and i > 1)
+    edited = copy.deepcopy(first.events[index - 1].data)
+    assert edited["revised_from"]["revision"] == SQL_B
+    edited["sql"] = "SELECT nme FROM singer"  # a person's edit, not the writer's revision
+    scripted_llm.clear()
+    scripted_llm.push(writer(SQL_C, "Fixed."), approve())
+    resumed = run_to_end(resume_run(PIPELINE, first, index, db, llm, data=edited))
+    assert resumed.status == "done", resumed.error
+    assert resumed.events[index + 1].agent == "SQL-Writer"
+    assert resumed.final_sql == SQL_C
+
+
+ALIAS_ERROR = ("SELECT T2.name FROM singer AS T1 JOIN singer_in_concert AS T2 "
+               "ON T1.singer_id = T2.singer_id")
+
+
+def test_tables_fix_prompt_names_the_alias_to_write_and_notices_a_repeat(db, llm, scripted_llm):
+    scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
+                      writer(SQL_A, "Fixed."), invitation(1), approve())
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables")
+
+    assert result.status == "done", result.error
+    first, second = (last_user_message(scripted_llm.requests[i]) for i in (1, 2))
+    assert first.startswith("This SQL:\n```sql\n" + ALIAS_ERROR)
+    assert "failed with the error: no such column: T2.name\nHint: T2 is table" in first
+    assert ("The tables this SQL uses, with all their columns:\n"
+            "- singer AS T1: singer_id, name, country, age\n"
+            "- singer_in_concert AS T2: concert_id, singer_id\n") in first
+    assert "name is a column of singer, which this SQL names T1: write T1.name." in first
+    assert "singer_in_concert.singer_id = singer.singer_id" in first
+    assert "You gave this same SQL before" not in first
+    assert first.endswith("Use only the columns listed for each table.\n"
+                          "Correct the SQL and give it in one ```sql ... ``` block.\n")
+    assert "You gave this same SQL before and it failed then too" in second
+    fixes = [e for e in result.events if e.step == "fix"]
+    assert [e.inputs["prompt"] for e in fixes] == ["tables", "tables"]
+    assert result.final_sql == SQL_A
+
+
+def test_tables_fix_prompt_adds_nothing_for_other_errors(db, llm, scripted_llm):
+    scripted_llm.push(writer("SELECT name FROM singer WHERE"), writer(SQL_A), invitation(1),
+                      approve())
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables")
+    message = last_user_message(scripted_llm.requests[1])
+    # no name error, no repeat: the paper's message, word for word
+    assert message == ("This SQL:\n```sql\nSELECT name FROM singer WHERE\n```\n"
+                       "failed with the error: incomplete input\n"
+                       "Correct the SQL and give it in one ```sql ... ``` block.\n")
+    assert result.final_sql == SQL_A
+
+
+def test_name_error_context_in_a_join_condition_and_for_a_table_not_joined(db):
+    from agents.pipelines.r3.name_context import name_error_context
+
+    schema = db.schema
+    join = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.concert_id = "
+            "T2.concert_id")
+    block = name_error_context("no such column: T1.concert_id", join, schema)
+    assert "T1.concert_id is written in a join condition" in block
+    assert "concert_id is a column of concert, which this SQL names T2." in block
+    assert "write T2.concert_id" not in block  # T2.concert_id = T2.concert_id would be no join
+    assert "singer_in_concert.concert_id = concert.concert_id" in block
+
+    bare = "SELECT year FROM singer"
+    block = name_error_context("no such column: year", bare, schema)
+    assert "- singer: singer_id, name, country, age" in block
+    assert ("year is a column of concert, which this SQL does not use: join it if the question "
+            "needs it. concert has the columns: concert_id, concert_name, year") in block
+
+    block = name_error_context("no such table: country", "SELECT name FROM country", schema)
+    assert "country is a column of singer, which this SQL does not use" in block
+    assert name_error_context("near \"FROM\": syntax error", bare, schema) == ""

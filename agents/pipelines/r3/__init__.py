@@ -13,6 +13,13 @@ from the paper's description (schema, question, SQL, result table, persona); the
 last instead of in the system prompt, so all reviewers of a round share one cached prompt prefix;
 the invitation's example uses placeholders because a small model copies a concrete example
 verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
+
+Variants for small models, each a parameter whose default is the paper's behaviour with the
+same prompts: ``writer_style="direct"`` (the SQL alone, no chain of thought),
+``review_prompt="strict"`` (reviewers approve unless they can name a concrete error),
+``revision_gate="execution"`` (a revision that no longer runs, or empties a non-empty result,
+is not adopted) and ``fix_prompt="tables"`` (a name error's correction shows the query's tables
+with their aliases and columns). Each step's inputs say which variant ran.
 """
 
 from __future__ import annotations
@@ -48,6 +55,19 @@ class R3Pipeline(Retrieving, Pipeline):
         ParamSpec("history_turns", 2, "writer dialogue turns kept after its first prompt",
                   min=1, max=20),
         ParamSpec("stop_on_approval", True, "also stop when every reviewer approves"),
+        ParamSpec("review_prompt", "paper", "reviewer prompt: paper (written from the paper's "
+                  "description) or strict: approve unless a concrete error of the SQL can be "
+                  "named, a variant for small models whose reviewers ask for changes the "
+                  "question does not need", kind="choice", choices=["paper", "strict"]),
+        ParamSpec("revision_gate", "paper", "paper: a revised SQL that fails goes back to the "
+                  "writer for correction; execution: a revision that fails, or returns no rows "
+                  "where the SQL before it returned some, is not adopted and the SQL before it "
+                  "is final", kind="choice", choices=["paper", "execution"]),
+        ParamSpec("fix_prompt", "paper", "correction message for an execution error: paper "
+                  "(the SQL, the error and its hint) or tables: for a name error also every "
+                  "table the SQL uses with its aliases and columns, and which alias to write or "
+                  "table to join for the missing name", kind="choice",
+                  choices=["paper", "tables"]),
     ]
     steps = [
         retrieval_step(then=("write",)),

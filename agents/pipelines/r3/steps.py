@@ -6,7 +6,9 @@ resumed from any step, with the SQL or the personas edited. Step graph::
     write -> execute -(error)-> fix -> execute ...
              execute -(runs, no reviewers yet)-> invite -> review x n -> revise -> execute ...
     ends: revise returns the previous SQL unchanged (consensus, the paper's rule);
-          every reviewer approves (if stop_on_approval); the round limit is reached.
+          every reviewer approves (if stop_on_approval); the round limit is reached;
+          with revision_gate="execution", a revision that fails, or returns no rows where the
+          SQL before it returned some, is not adopted and the SQL before it is final.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...prompts import load, render
 from . import dialogue
 from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
                       persona_label)
+from .name_context import name_error_context
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
 
@@ -39,7 +42,11 @@ def initial_data(ctx: StepContext) -> dict:
         "fix_attempts": 0,       # corrections of the current SQL's execution errors
         "last_error": None,
         "last_error_class": None,
-        "result": None,          # {"sql", "ok", "table"}: the last execution, as reviewers see it
+        "result": None,          # {"sql", "ok", "table", "rows"}: the last execution, as
+                                 # reviewers see it
+        "failed_sqls": [],       # the SQL texts that failed to run in this run
+        "revised_from": None,    # {"sql", "rows", "revision"}: the SQL a revision replaced,
+                                 # until the revision is executed
         "personas": [],          # [{"name", "expertise"}]
         "round": 1,              # the review round in progress (1-based)
         "round_sql": None,       # the SQL the current round reviews
@@ -63,6 +70,18 @@ def evidence_block(ctx: StepContext, label: str) -> str:
 # writer_style -> prompt file. "direct" is not the paper's: its first draft asks for the SQL
 # alone, because on a 1.5B model the chain-of-thought draft scored well below a direct prompt.
 WRITER_PROMPTS = {"cot": "writer_cot", "pot": "writer_pot", "direct": "writer_direct"}
+
+# review_prompt -> reviewer system prompt. "strict" is not the paper's: on a 1.5B model the
+# reviewers asked for a revision of right SQL about as often as of wrong SQL (a missing filter the
+# question never asked for, style, an extra join or column), and the writer often obeyed; the
+# strict prompt asks them to approve unless they can name a concrete error.
+REVIEW_PROMPTS = {"paper": "reviewer_system", "strict": "reviewer_system_strict"}
+
+# fix_prompt -> correction message. "tables" adds, for a name error, every table the SQL uses
+# (with the names it gives them and all their columns) and which alias to write or table to join
+# for the missing name: with the error and its hint alone, a 1.5B writer often returned the very
+# SQL that had just failed.
+FIX_PROMPTS = {"paper": "exec_error", "tables": "exec_error_tables"}
 
 
 def first_writer_prompt(ctx: StepContext) -> str:
@@ -141,7 +160,14 @@ def execute(ctx: StepContext) -> str | None:
         raise StepError("there is no SQL to execute")
     ctx.set_inputs(sql=sql, round=data["round"])
     result = ctx.execute(sql)
+    revised_from, data["revised_from"] = data.get("revised_from"), None
+    if (revised_from and ctx.params["revision_gate"] == "execution"
+            and same_sql(sql, revised_from["revision"])):
+        ctx.set_inputs(revision_gate="execution")
+        if reject_revision(ctx, result, revised_from):
+            return None
     if not result.ok:
+        data["failed_sqls"] = data.get("failed_sqls", []) + [sql]
         data["fix_attempts"] = data.get("fix_attempts", 0) + 1
         data["last_error"] = result.feedback()
         data["last_error_class"] = result.error_class
@@ -152,7 +178,8 @@ def execute(ctx: StepContext) -> str | None:
         if data["fix_attempts"] > limit:
             raise StepError(f"the SQL still fails after {limit} correction(s): {result.error}")
         return "fix"
-    data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS)}
+    data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS),
+                      "rows": result.row_count}
     data["fix_attempts"] = 0
     data["last_error"] = data["last_error_class"] = None
     ctx.set_output(ExecutionCheck(ok=True, rows=result.row_count, round=data["round"]))
@@ -166,12 +193,51 @@ def execute(ctx: StepContext) -> str | None:
     return "review"
 
 
+def reject_revision(ctx: StepContext, result, revised_from: dict) -> bool:
+    """``revision_gate="execution"``: execution decides whether a revision is adopted. A revision
+    that fails to run, or returns no rows where the SQL before it returned some, is not: the SQL
+    before it stays and is final (the loop ends). Returns whether the revision was rejected."""
+    data = ctx.data
+    if not result.ok:
+        why = f"the revised SQL fails ({result.error})"
+    elif result.row_count == 0 and revised_from.get("rows"):
+        why = (f"the revised SQL returns no rows where the SQL before it returned "
+               f"{revised_from['rows']}")
+    else:
+        return False
+    data["sql"] = revised_from["sql"]
+    data["round"] = max(1, data["round"] - 1)
+    data["stop_reason"] = "revision_rejected"
+    if data.get("rounds"):
+        data["rounds"][-1] = {**data["rounds"][-1], "adopted": False}
+    ctx.set_output(ExecutionCheck(ok=result.ok, rows=result.row_count if result.ok else None,
+                                  error=result.error, error_class=result.error_class,
+                                  round=data["round"]), sql=revised_from["sql"])
+    ctx.note(f"Execution decides: {why}, so the revision is not adopted and the SQL before "
+             "it is final.")
+    return True
+
+
+def correction_message(ctx: StepContext, sql: str, error: str) -> str:
+    """The message that asks the writer to correct a failing SQL (``fix_prompt``)."""
+    variant = ctx.params["fix_prompt"]
+    if variant != "tables":
+        return render(load(str(HERE), FIX_PROMPTS["paper"]), sql=sql, error=error)
+    failed = ctx.data.get("failed_sqls") or []
+    repeated = ("You gave this same SQL before and it failed then too: change what the error "
+                "names.\n" if sum(same_sql(sql, f) for f in failed) > 1 else "")
+    tables = name_error_context(error.split("\nHint:")[0], sql, ctx.schema)
+    return render(load(str(HERE), FIX_PROMPTS["tables"]), sql=sql, error=error,
+                  repeated=repeated, tables=tables)
+
+
 def fix(ctx: StepContext) -> str:
     """The writer corrects the failing SQL, seeing the error appended to its dialogue."""
     data = ctx.data
     before, error = data["sql"], data.get("last_error") or "unknown error"
-    ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1))
-    message = render(load(str(HERE), "exec_error"), sql=before, error=error)
+    ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1),
+                   prompt=ctx.params["fix_prompt"])
+    message = correction_message(ctx, before, error)
     reply = ask_writer(ctx, message)
     data["sql"] = reply.sql
     ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
@@ -219,9 +285,10 @@ def review(ctx: StepContext) -> str | None:
     label = persona_label(persona)
     ctx.set_agent(f"Reviewer: {label}")
     table = current_result_table(ctx)
+    variant = ctx.params["review_prompt"]
     ctx.set_inputs(reviewer=persona["name"], expertise=persona["expertise"], sql=data["sql"],
-                   round=data["round"])
-    system = load(str(HERE), "reviewer_system")
+                   round=data["round"], prompt=variant)
+    system = load(str(HERE), REVIEW_PROMPTS[variant])
     user = render(load(str(HERE), "reviewer_user"), schema=schema_text(ctx),
                   evidence=evidence_block(ctx, "EVIDENCE:"), question=ctx.question,
                   sql=data["sql"], result=table, persona=persona["expertise"])
@@ -251,7 +318,8 @@ def current_result_table(ctx: StepContext) -> str:
     if not result.ok:
         raise StepError(f"the SQL under review does not run ({result.error}); correct it or "
                         "resume from the Execution step")
-    data["result"] = {"sql": data["sql"], "ok": True, "table": result_table(result, RESULT_ROWS)}
+    data["result"] = {"sql": data["sql"], "ok": True, "table": result_table(result, RESULT_ROWS),
+                      "rows": result.row_count}
     return data["result"]["table"]
 
 
@@ -278,6 +346,9 @@ def revise(ctx: StepContext) -> str | None:
         data["stop_reason"] = "consensus"
         ctx.note("The writer kept the same SQL as in the previous round: consensus.")
         return None
+    cached = data.get("result") or {}
+    data["revised_from"] = {"sql": before, "revision": reply.sql,
+                            "rows": cached.get("rows") if cached.get("sql") == before else None}
     data["sql"] = reply.sql
     data["round"] += 1
     data["fix_attempts"] = 0
