@@ -13,7 +13,9 @@ from agents.engine import ParseError, resume_run, run_to_end, start_run
 from agents.paths import SAMPLE_DBS
 from agents.pipelines.csma import PIPELINE
 from agents.pipelines.csma import schema_ops as ops
-from agents.pipelines.csma.answers import parse_check, parse_extraction
+from agents.pipelines.csma import steps as csma_steps
+from agents.pipelines.csma.answers import parse_check, parse_extraction, parse_table_extraction
+from agents.prompts import load, render
 
 # Table/column names are distinct words, so a name found in a prompt can only come from the
 # schema; value examples are chosen not to collide with any name.
@@ -403,6 +405,132 @@ def test_no_agent_ever_sees_another_agents_private_schema(fleet, llm, scripted_l
         assert not leaked, f"{event.step} saw {leaked}"
     # and the scenario did move schema between agents through the global schema
     assert "cargo_kind" in scripted_llm.requests[-1]["messages"][-1]["content"]
+
+
+# -- the compact variant (small models) ---------------------------------------------------------
+
+def tables_answer(*tables: str) -> str:
+    return json.dumps({"tables": list(tables)})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"tables": ["Voyages", "vessels", "vessels"]}', ["vessels", "voyages"]),  # database order
+    ('```json\n["vessels"]\n```', ["vessels"]),
+    ('{"vessels": ["hull_name"], "voyages": []}', ["vessels"]),  # the paper's answer shape
+    ('{"tables": []}', []),
+    ("{}", []),
+])
+def test_a_table_list_answer_is_read_in_database_order(text, expected):
+    known = {"vessels": ["vessel_id", "hull_name"], "voyages": ["voyage_id", "cargo_kind"]}
+    assert parse_table_extraction(text, known) == (expected, [])
+
+
+def test_a_table_list_cut_off_while_repeating_still_names_its_tables():
+    known = {"vessels": ["vessel_id"], "voyages": ["voyage_id"]}
+    tables, notes = parse_table_extraction('{"tables": ["voyages", ' + '"voyages", ' * 80, known)
+    assert tables == ["voyages"] and "not valid JSON" in notes[0]
+    tables, notes = parse_table_extraction('{"tables": ["voyages", "ships"]}', known)
+    assert tables == ["voyages"] and any("'ships'" in n for n in notes)
+    with pytest.raises(ParseError, match="use only these: vessels, voyages"):
+        parse_table_extraction('{"tables": ["ships"]}', known)
+    with pytest.raises(ParseError):
+        parse_table_extraction('{"tables": ["ships", ', known)
+
+
+def test_the_paper_variant_is_the_default_and_the_compact_one_is_a_switch_away(fleet, llm,
+                                                                              scripted_llm):
+    partition = '[["vessels", "voyages"], ["harbors", "crew_members"]]'
+    scripted_llm.push(extraction({"vessels": ["hull_name"], "voyages": ["cargo_kind"]}),
+                      sql_block(GOOD_SQL))
+    paper = run_csma(fleet, llm, partition=partition, max_rounds=1, delta=2)
+    assert paper.status == "done", paper.error
+    assert [e.inputs["variant"] for e in paper.events[1:]] == ["paper", "paper"]
+    paper_extract, paper_generate = (r["messages"][-1]["content"]
+                                     for r in scripted_llm.requests)
+    assert '{"table_x": ["column_a", "column_b"]' in paper_extract
+
+    scripted_llm.clear()
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
+    compact = run_csma(fleet, llm, partition=partition, max_rounds=1, delta=2,
+                       variant="compact")
+    assert compact.status == "done", compact.error
+    assert [e.inputs["variant"] for e in compact.events[1:]] == ["compact", "compact"]
+    extract_request, generate_request = scripted_llm.requests
+    compact_extract = extract_request["messages"][-1]["content"]
+    # the same schema and question after the instructions; only table names are asked for
+    assert '{"tables": ["table_x", "table_y"]}' in compact_extract
+    assert compact_extract.split("### Schema")[1] == paper_extract.split("### Schema")[1]
+    assert compact_extract.index("### Schema") < compact_extract.index(QUESTION)
+    schema = extract_request["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["tables"]["items"]["enum"] == ["vessels", "voyages"]
+    # every column of a named table is kept and reaches the global schema
+    parsed = compact.events[1].parsed
+    whole = [{"table": "vessels", "columns": ["vessel_id", "hull_name", "tonnage",
+                                              "home_harbor_id"]},
+             {"table": "voyages", "columns": ["voyage_id", "vessel_id", "departed_on",
+                                              "cargo_kind"]}]
+    assert parsed["global_schema"] == whole
+    assert [r["columns"] for r in parsed["extracted"]] == [r["columns"] for r in whole]
+    assert "departed_on" not in paper_generate
+    compact_generate = generate_request["messages"][-1]["content"]
+    assert "departed_on" in compact_generate and "vessels.`vessel_id`" in compact_generate
+    # with no rejected SQL to report, the writer's prompt is the paper's writer prompt
+    values = {"schema": "S", "foreign_keys": "F", "question": "Q"}
+    assert render(load(str(csma_steps.HERE), "generate_compact"), feedback="", **values) \
+        == render(load(str(csma_steps.HERE), "generate"), **values)
+    assert compact.final_sql == paper.final_sql == GOOD_SQL
+    assert sorted(compact.result["rows"]) == sorted(paper.result["rows"]) == [["coal"], ["grain"]]
+
+
+def test_compact_rewrite_is_told_the_error_and_reason_but_not_shown_the_rejected_sql(
+        fleet, llm, scripted_llm):
+    bad_sql = "SELECT cargo FROM vessels WHERE hull_name = 'Aurora'"
+    scripted_llm.push(tables_answer("vessels"),                       # agent 1 extracts
+                      sql_block(bad_sql),                             # agent 1 writes
+                      tables_answer("vessels", "voyages"),            # agent 2 extracts
+                      verdict("wrong", "the cargo is in voyages"),    # agent 2 checks
+                      sql_block(GOOD_SQL),                            # agent 2 rewrites
+                      tables_answer("vessels"),                       # agent 1 extracts
+                      verdict("correct"))                             # agent 1 checks
+    run = run_csma(fleet, llm, variant="compact")
+    assert run.status == "done", run.error
+    assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "check:2",
+                             "generate:2", "extract:1", "check:1"]
+    assert all(e.inputs["variant"] == "compact" for e in run.events[1:])
+    rewrite = run.events[5]
+    prompt = rewrite.prompt[-1]["content"]
+    assert "Reason: the cargo is in voyages" in prompt
+    assert "Execution: failed: no such column: cargo" in prompt
+    assert bad_sql not in prompt and "SELECT" not in prompt
+    assert prompt.index("### Database schema") < prompt.index("judged wrong") \
+        < prompt.index("### Question") < prompt.index(QUESTION)
+    assert rewrite.parsed["feedback"] == "the cargo is in voyages"
+    # agent 1 learns the voyages table, whole, from the global schema only
+    last_extract = run.events[6].parsed
+    assert {"table": "voyages", "columns": ["voyage_id", "vessel_id", "departed_on",
+                                            "cargo_kind"]} in last_extract["known_schema"]
+    assert run.events[-1].data["stop_reason"] == "Agent 1 judged the SQL correct"
+    assert run.final_sql == GOOD_SQL
+    assert sorted(run.result["rows"]) == [["coal"], ["grain"]]
+
+
+def test_compact_agents_never_see_another_agents_unshared_tables(fleet, llm, scripted_llm):
+    # agent 1 owns harbors and vessels, agent 2 voyages and crew_members; only vessels and
+    # voyages are ever shared, so harbors and crew_members stay with their owners
+    scripted_llm.push(tables_answer("vessels"), sql_block("SELECT hull_name FROM vessels"),
+                      tables_answer("voyages"), verdict("wrong", "needs voyages"),
+                      sql_block(GOOD_SQL), tables_answer("vessels", "voyages"),
+                      verdict("correct"))
+    run = run_csma(fleet, llm, variant="compact")
+    assert run.status == "done", run.error
+    requests = iter(scripted_llm.requests)
+    for event in (e for e in run.events if e.calls):
+        request = next(requests)
+        text = json.dumps({"messages": request["messages"],
+                           "response_format": request.get("response_format")})
+        hidden = {"Agent 1": ["crew_id", "sailor_name", "rank_level", "crew_members"],
+                  "Agent 2": ["harbor_title", "coastline", "harbors"]}[event.agent]
+        assert not [n for n in hidden if re.search(rf"\b{n}\b", text)], event.step
 
 
 # -- the embedded model -------------------------------------------------------------------------

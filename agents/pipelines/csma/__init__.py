@@ -28,6 +28,15 @@ Choices where the paper is silent or ambiguous:
   no SQL exists after the last round;
 - a round with no SQL to check has no check step.
 
+The ``variant`` parameter keeps the algorithm and changes what a small model is asked
+(``compact``; the default ``paper`` is as above):
+- extraction names the needed tables (``{"tables": [...]}``) and retention keeps every known
+  column of each, so the global schema carries whole tables with the foreign keys between them
+  and no writer names a column it never saw; the short answer cannot loop on column names;
+- after a negative check, the rewrite is told the checked SQL's execution outcome (error and
+  name hint, from the agent's known schema) and the reason, before the question, without the
+  SQL's text.
+
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
 
@@ -35,6 +44,8 @@ State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {tab
 ``global``, ``round``, ``known``, ``extracted``, ``sql``, ``sql_by``, ``sql_round``, ``checks``,
 ``rounds``, ``stop_reason``. Step names carry the agent (``extract:2``), so events read
 "Agent 2: Extract question-related schema" and a run resumes from any step.
+
+Round steps record the variant in their inputs (``variant``).
 
 ``StepEvent.parsed``: partition -> ``{"partition", "agents", "private_schemas"}``; extract ->
 ``{"round", "agent", "private_schema", "known_schema", "extracted", "global_schema"}`` (schemas
@@ -82,6 +93,12 @@ class CSMA(Retrieving, Pipeline):
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
+        ParamSpec("variant", "paper", "paper: agents extract tables and columns, and a rewrite "
+                  "sees the rejected SQL; compact, for small models: agents name whole tables "
+                  "(every column of a kept table reaches the global schema, so delta is not "
+                  "used), and a rewrite is told the rejected SQL's error and the checker's "
+                  "reason instead of seeing the SQL, which a small model copies",
+                  kind="choice", choices=["paper", "compact"]),
     ]
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [

@@ -1,4 +1,5 @@
-"""Reading the CSMA agents' answers: an extraction (JSON map) and a check verdict (JSON object).
+"""Reading the CSMA agents' answers: an extraction (JSON map, or in the compact variant a JSON
+list of table names) and a check verdict (JSON object).
 
 Both raise :class:`~agents.engine.ParseError` with a message meant to be fed back to the model,
 which the engine does once before failing the step.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from ...engine import ParseError
 from ...parsing import extract_json
-from ..demonstration import template
+from ..demonstration import ignored_names, template
 from .schema_ops import SchemaMap, clean_name, resolve_extraction
 
 HERE = Path(__file__).parent
@@ -22,6 +23,7 @@ NEGATIVE = "negative"
 _POSITIVE_WORDS = {"correct", "right", "yes", "true", "positive", "ok", "valid", "pass"}
 _NEGATIVE_WORDS = {"wrong", "incorrect", "no", "false", "negative", "invalid", "fail"}
 _LEADING_WORD = re.compile(r"^\W*([A-Za-z]+)")
+_QUOTED = re.compile(r'"([^"\n]+)"')
 
 CHECK_JSON_SCHEMA = {
     "type": "object",
@@ -50,6 +52,49 @@ def parse_extraction(text: str, known: SchemaMap) -> tuple[SchemaMap, list[str]]
         raise ParseError(f"none of the tables named is in the schema; use only these: "
                          f"{', '.join(known)}")
     return extracted, notes
+
+
+def parse_table_extraction(text: str, known: SchemaMap) -> tuple[list[str], list[str]]:
+    """``(tables, notes)`` from the compact variant's ``{"tables": [...]}`` answer, in database
+    order of ``known``; an empty list means nothing is needed.
+
+    A bare list, or an object keyed by table names (the paper's answer shape, where an empty
+    column list means the table is not needed), says the same thing and is accepted. An answer cut off while repeating names (no valid JSON) still names
+    its tables: the known table names it quotes are used, with a note. Naming only unknown
+    tables is an error, as in :func:`parse_extraction`.
+    """
+    by_name = {t.casefold(): t for t in known}
+    try:
+        value = extract_json(text)
+    except ParseError:
+        quoted = [m.group(1) for m in _QUOTED.finditer(str(text or ""))]
+        if not any(clean_name(q).casefold() in by_name for q in quoted):
+            raise
+        value, notes = quoted, ["the answer was not valid JSON (cut off?); used the known "
+                                "table names it quoted"]
+    else:
+        notes = []
+    if isinstance(value, dict):
+        listed = value.get("tables")
+        value = listed if isinstance(listed, (list, str)) else [k for k, v in value.items() if v]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ParseError('expected one JSON object such as {"tables": ["table_x", "table_y"]}')
+    chosen, unknown = set(), []
+    for raw in value:
+        table = by_name.get(clean_name(str(raw)).casefold())
+        if table is None:
+            if str(raw) not in unknown:
+                unknown.append(str(raw))
+        else:
+            chosen.add(table)
+    if unknown and not chosen:
+        raise ParseError(f"none of the tables named is in the schema; use only these: "
+                         f"{', '.join(known)}")
+    if unknown:
+        notes += ignored_names(unknown, "table", template(str(HERE), "extract_compact"))
+    return [t for t in known if t in chosen], notes
 
 
 def parse_check(text: str) -> dict:

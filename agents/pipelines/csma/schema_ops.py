@@ -258,6 +258,13 @@ def apply_retention(extracted: SchemaMap, known: SchemaMap, delta: int,
     return {t: cols for t, cols in out.items() if cols}, added
 
 
+def whole_tables(tables: Iterable[str], known: SchemaMap) -> SchemaMap:
+    """The compact variant's extraction: each named table with every column the agent knows of
+    it -- retention at its widest, so the global schema carries whole tables and, through
+    :func:`restrict`, every foreign key between them."""
+    return {t: list(known[t]) for t in tables if known.get(t)}
+
+
 def clean_name(name: str) -> str:
     """A name as a model may quote it (backticks, quotes, brackets) without the quotes."""
     return str(name).strip().strip("`\"'[]").strip()
@@ -281,6 +288,20 @@ def restrict(schema: Schema, schema_map: SchemaMap) -> Schema:
     fks = [dataclasses.replace(fk) for fk in schema.foreign_keys
            if (fk.table, fk.column) in present and (fk.ref_table, fk.ref_column) in present]
     return Schema(db_name=schema.db_name, tables=tables, foreign_keys=fks)
+
+
+def table_extraction_json_schema(known: SchemaMap) -> dict:
+    """The compact variant's answer: known table names only, no more of them than there are
+    known tables (a grammar-constrained server cannot repeat names until the answer is cut off,
+    as long column lists did)."""
+    return {
+        "type": "object",
+        "properties": {"tables": {"type": "array", "items": {"type": "string",
+                                                             "enum": list(known)},
+                                  "maxItems": len(known)}},
+        "required": ["tables"],
+        "additionalProperties": False,
+    }
 
 
 def extraction_json_schema(known: SchemaMap) -> dict:

@@ -20,11 +20,24 @@ from ...schema import Schema
 from ..common import user_message
 from ..macsql import decomposer as macsql_decomposer
 from . import schema_ops as ops
-from .answers import CHECK_JSON_SCHEMA, NEGATIVE, POSITIVE, parse_check, parse_extraction
+from .answers import (CHECK_JSON_SCHEMA, NEGATIVE, POSITIVE, parse_check, parse_extraction,
+                      parse_table_extraction)
 
 HERE = Path(__file__).parent
 
+# variant parameter -> prompt files. "paper": the paper's extraction of tables and columns, and
+# a rewrite shown the rejected SQL with the checker's reason. "compact", for small models: the
+# extraction names whole tables (retention keeps every column, so no agent writes SQL over
+# columns the global schema lost), and a rewrite is told the rejected SQL's execution outcome
+# and the reason instead of seeing its text (a 1.5B writer shown the SQL often copied it).
+PAPER, COMPACT = "paper", "compact"
+VARIANTS = (PAPER, COMPACT)
+PROMPTS = {PAPER: {"extract": "extract", "generate": "generate", "feedback": "feedback"},
+           COMPACT: {"extract": "extract_compact", "generate": "generate_compact",
+                     "feedback": "feedback_compact"}}
+
 EXTRACT_MAX_TOKENS = 400
+EXTRACT_TABLES_MAX_TOKENS = 200
 GENERATE_MAX_TOKENS = 500
 DECOMPOSE_MAX_TOKENS = 900
 CHECK_MAX_TOKENS = 160
@@ -76,6 +89,13 @@ def schema_texts(ctx: StepContext, schema_map: ops.SchemaMap) -> tuple[str, str]
     visible = ops.restrict(ctx.schema, schema_map)
     return (visible.render_macsql().strip() or "(no table)",
             visible.render_foreign_keys().strip() or "None")
+
+
+def variant(ctx: StepContext) -> str:
+    value = ctx.params.get("variant", PAPER)
+    if value not in VARIANTS:
+        raise StepError(f"unknown variant {value!r}; choose one of {', '.join(VARIANTS)}")
+    return value
 
 
 def next_round(ctx: StepContext) -> str | None:
@@ -152,20 +172,32 @@ def partition(ctx: StepContext) -> str:
 
 def extract(ctx: StepContext, agent: int) -> str | None:
     """Schema collection (4.2): merge private and global schema into the known schema, extract
-    its question-relevant part (with retention), merge that into the global schema."""
+    its question-relevant part (with retention), merge that into the global schema. The compact
+    variant extracts whole tables: the model names tables, each kept with every known column."""
     data = ctx.data
     known = known_schema(ctx, agent)
-    ctx.set_inputs(round=data["round"], known_tables=list(known))
+    mode = variant(ctx)
+    ctx.set_inputs(round=data["round"], known_tables=list(known), variant=mode)
     schema_text, fk_text = schema_texts(ctx, known)
-    prompt = render(load(str(HERE), "extract"), schema=schema_text, foreign_keys=fk_text,
-                    question=question_text(ctx))
-    extracted, notes = ctx.ask(user_message(prompt), parse=lambda t: parse_extraction(t, known),
-                               json_schema=ops.extraction_json_schema(known),
-                               max_tokens=EXTRACT_MAX_TOKENS)
-    chosen = {t: list(c) for t, c in extracted.items() if c}
-    extracted, join_added = ops.keep_join_columns(extracted, known, ctx.schema.foreign_keys)
-    primary_keys = {t: ctx.schema.table(t).primary_key for t in extracted}
-    extracted, retained = ops.apply_retention(extracted, known, ctx.params["delta"], primary_keys)
+    prompt = render(load(str(HERE), PROMPTS[mode]["extract"]), schema=schema_text,
+                    foreign_keys=fk_text, question=question_text(ctx))
+    if mode == COMPACT:
+        tables, notes = ctx.ask(user_message(prompt),
+                                parse=lambda t: parse_table_extraction(t, known),
+                                json_schema=ops.table_extraction_json_schema(known),
+                                max_tokens=EXTRACT_TABLES_MAX_TOKENS)
+        extracted = ops.whole_tables(tables, known)
+        chosen, join_added, retained = {}, {}, {t: list(c) for t, c in extracted.items()}
+    else:
+        extracted, notes = ctx.ask(user_message(prompt),
+                                   parse=lambda t: parse_extraction(t, known),
+                                   json_schema=ops.extraction_json_schema(known),
+                                   max_tokens=EXTRACT_MAX_TOKENS)
+        chosen = {t: list(c) for t, c in extracted.items() if c}
+        extracted, join_added = ops.keep_join_columns(extracted, known, ctx.schema.foreign_keys)
+        primary_keys = {t: ctx.schema.table(t).primary_key for t in extracted}
+        extracted, retained = ops.apply_retention(extracted, known, ctx.params["delta"],
+                                                  primary_keys)
     extracted = ops.in_schema_order(extracted, ctx.schema)
     new_global = ops.in_schema_order(ops.merge(data.get("global") or {}, extracted), ctx.schema)
     for note in notes:
@@ -202,7 +234,7 @@ def check(ctx: StepContext, agent: int) -> str | None:
     known = known_schema(ctx, agent)
     author = data.get("sql_by")
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
-                   known_tables=list(known))
+                   known_tables=list(known), variant=variant(ctx))
     result = ctx.execute(sql)
     execution = execution_text(result, ops.restrict(ctx.schema, known))
     schema_text, fk_text = schema_texts(ctx, known)
@@ -235,7 +267,8 @@ def generate(ctx: StepContext, agent: int) -> str | None:
     data = ctx.data
     known = known_schema(ctx, agent)
     extracted = ops.in_schema_order(ops.intersect(data.get("extracted") or {}, known), ctx.schema)
-    ctx.set_inputs(round=data["round"], tables=list(extracted))
+    mode = variant(ctx)
+    ctx.set_inputs(round=data["round"], tables=list(extracted), variant=mode)
     if not extracted:
         if data["round"] >= ctx.params["max_rounds"] and not data.get("sql"):
             raise StepError(f"no agent extracted a table relevant to the question in "
@@ -255,11 +288,18 @@ def generate(ctx: StepContext, agent: int) -> str | None:
                          max_tokens=DECOMPOSE_MAX_TOKENS)
         sql, sub_questions = answer["sql"].strip(), answer["sub_questions"]
     else:
-        prompt = render(load(str(HERE), "generate"), schema=schema_text, foreign_keys=fk_text,
-                        question=question_text(ctx))
-        if feedback:
-            prompt += render(load(str(HERE), "feedback"), sql=feedback["sql"],
-                             reason=feedback["reason"] or "(no reason given)")
+        if mode == COMPACT:  # the rejected SQL's outcome and the reason, never its text
+            told = render(load(str(HERE), PROMPTS[mode]["feedback"]),
+                          reason=feedback["reason"] or "(no reason given)",
+                          execution=feedback.get("execution") or "(not run)") if feedback else ""
+            prompt = render(load(str(HERE), PROMPTS[mode]["generate"]), schema=schema_text,
+                            foreign_keys=fk_text, feedback=told, question=question_text(ctx))
+        else:
+            prompt = render(load(str(HERE), PROMPTS[mode]["generate"]), schema=schema_text,
+                            foreign_keys=fk_text, question=question_text(ctx))
+            if feedback:
+                prompt += render(load(str(HERE), PROMPTS[mode]["feedback"]), sql=feedback["sql"],
+                                 reason=feedback["reason"] or "(no reason given)")
         sql = ctx.ask(user_message(prompt), parse=extract_sql,
                       max_tokens=GENERATE_MAX_TOKENS).strip()
     result = ctx.execute(sql)
