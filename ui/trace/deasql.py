@@ -45,8 +45,8 @@ def render_information_filter(filtered: FilteredSchema) -> None:
         st.markdown("**Key information:**\n" + "\n".join(f"- {text(line)}" for line in info))
 
 
-def prompt_line(question_type: str | None) -> str:
-    template, hint = sql_generation.prompt_hint(question_type)
+def prompt_line(question_type: str | None, variant: str | None = None) -> str:
+    template, hint = sql_generation.prompt_hint(question_type, variant)
     said = f"hint “{text(hint)}”" if hint else "no hint"
     return f"**Generation prompt:** {name(template)} · {said}"
 
@@ -56,13 +56,13 @@ def render_classification(classification: Classification) -> None:
     """The question type chosen and the generation prompt (hint) it selects."""
     if classification.question_type is None and not classification.label:
         st.markdown("Classification is off: every question gets the fixed JOIN hint.")
-        st.markdown(prompt_line(None))
+        st.markdown(prompt_line(None, classification.variant))
         return
     qtype = str(classification.question_type or "").strip().upper()
     label = f" ({text(classification.label)})" if classification.label else ""
     st.markdown(f"**Question type:** {badge(qtype or 'unknown', 'blue')}{label}")
     if qtype in _TYPES:
-        st.markdown(prompt_line(qtype))
+        st.markdown(prompt_line(qtype, classification.variant))
     if classification.reasoning:
         st.markdown(f"**Reasoning:** {text(classification.reasoning)}")
 

@@ -8,6 +8,14 @@ with a targeted checklist, and active learning from fixed error cases. A last ex
 this implementation's addition, makes sure the answer runs. The prompts are the paper's
 (Appendix B).
 
+``variant="compact"`` keeps the agents, their order and their loops, and changes what a small
+model is asked where a 1.5B model lost answers: the information filter keeps whole tables and
+the tables its answer, the question or a join path points to (it had cut a needed table or
+column in 40 of 100 sample questions) and no longer passes on its calculation method; a JOIN label
+on a one-table schema becomes EASY; SQL generation gets short prompts (instructions, schema,
+examples from other databases, question) that never mention LIMIT; the execution repair is shown
+the columns of the tables its query uses. Each step it changes records ``variant`` in its inputs.
+
 Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten question), then
 ``selection`` ({table: [columns]} or None for the whole schema), ``key_info`` and
 ``join_conditions``, ``qtype``, ``examples``, ``generated_sql`` and ``sql``.
@@ -17,7 +25,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .shared import foreign_key_lines, table_info
+from .shared import PAPER, VARIANTS, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
 
@@ -55,6 +63,12 @@ class DeaSQL(Retrieving, Pipeline):
         ParamSpec("repair_attempts", 1, min=0, max=3,
                   help="if the final SQL fails to run, how often the model may repair it from "
                        "the error (not in the paper)"),
+        ParamSpec("variant", PAPER, kind="choice", choices=list(VARIANTS),
+                  help="paper: the paper's prompts and filter; compact, for small models: the "
+                       "filter keeps whole tables (and tables the question names or a join "
+                       "needs), a one-table schema is not labelled JOIN, short generation "
+                       "prompts without LIMIT rules, and a repair shown the query's table "
+                       "columns"),
     ]
     steps = [
         retrieval_step(then=("elements",)),

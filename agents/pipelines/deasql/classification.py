@@ -3,6 +3,10 @@
 The two labels give DEA-SQL's four question types, EASY, JOIN, NESTED and JOIN-NESTED, which
 pick the SQL generation prompt (hint and specification), whether the foreign-key link info is
 shown, and which few-shot examples are retrieved.
+
+In the ``compact`` variant a JOIN label is dropped when the filtered schema holds one table
+(JOIN becomes EASY, JOIN-NESTED becomes NESTED): a small model labelled single-table questions
+JOIN, and the join hint and join examples then had it join a table copied from the examples.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 from ...engine import ParseError, StepContext
 from .outputs import Classification
 from ...example_bank import EASY, JOIN, JOIN_NESTED, NESTED
-from .shared import prompt, table_info, working_schema
+from .shared import COMPACT, prompt, table_info, variant, working_schema
 
 MAX_TOKENS = 400
 _JOIN = re.compile(r"\b(NON[- ]?)?JOIN\b", re.IGNORECASE)
@@ -53,14 +57,20 @@ def _qtype(join: bool, nested: bool) -> str:
 def run(ctx: StepContext) -> str:
     ctx.data["qtype"] = None
     if not ctx.params["classification"]:
-        ctx.set_output(Classification(question_type=None))
+        ctx.set_output(Classification(question_type=None, variant=variant(ctx)))
         ctx.skip("classification is off: SQL generation uses one fixed hint for every question")
         return "sql_generation"
     schema = working_schema(ctx)
-    ctx.set_inputs(tables=schema.table_names())
+    style = variant(ctx)
+    ctx.set_inputs(tables=schema.table_names(), variant=style)
     answer = ctx.ask(prompt("classification", table_info=table_info(schema),
                             question=ctx.question.strip()),
                      parse=parse_label, max_tokens=MAX_TOKENS)
+    qtype = answer["question_type"]
+    if style == COMPACT and len(schema.tables) == 1 and qtype in (JOIN, JOIN_NESTED):
+        answer["question_type"] = NESTED if qtype == JOIN_NESTED else EASY
+        ctx.note(f"labelled {qtype}, but the schema it was given has one table: "
+                 f"{answer['question_type']} is used")
     ctx.data["qtype"] = answer["question_type"]
-    ctx.set_output(Classification(**answer))
+    ctx.set_output(Classification(**answer, variant=style))
     return "sql_generation"

@@ -5,24 +5,50 @@ implementation's addition, because the studio promises an executable answer: it 
 read-only and, on an error, shows the model the error (against the whole schema, in case the
 information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
 with the hint of :mod:`agents.error_hints`.
+
+In the ``compact`` variant the repair prompt also lists, next to the error, every column of the
+tables the query uses and of the tables that have the missing name: a small model given the
+whole schema and the hint returned the same failing SQL, or swapped an invented table for a real
+one without the columns it needed.
 """
 
 from __future__ import annotations
 
+import re
+
 from ...engine import StepContext, StepError
+from ...error_hints import query_tables
 from ...outputs import ExecutionCheck
 from ...sqltext import same_sql
-from .shared import (SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
-                     table_info)
+from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
+                     table_info, variant)
 
 MAX_TOKENS = 400
+_MISSING = re.compile(r"no such (?:column|table):\s*(?:[^\s.]+\.)?(?P<name>[^\s.]+)", re.I)
+
+
+def tables_in_view(sql: str, error: str | None, schema) -> str:
+    """``table: column, ...`` lines for the tables ``sql`` reads and the tables that have the
+    name the error says is missing (a column, or a table name that is one of their columns)."""
+    names = list(dict.fromkeys(query_tables(sql, schema).values()))
+    match = _MISSING.search(error or "")
+    if match:
+        missing = match.group("name").strip("`\"'[]")
+        names += [t.name for t in schema.tables if t.column(missing) is not None]
+    lines = []
+    for name in dict.fromkeys(names):
+        table = schema.table(name)
+        if table is not None:
+            lines.append(f"{table.name}: {', '.join(table.column_names())}")
+    return "\n".join(lines) or "(none of the query's tables exists)"
 
 
 def run(ctx: StepContext) -> None:
     sql = ctx.data.get("sql")
     if not sql:
         raise StepError("there is no SQL to execute")
-    ctx.set_inputs(sql=sql)
+    style = variant(ctx)
+    ctx.set_inputs(sql=sql, variant=style)
     result = ctx.execute(sql)
     attempts = ctx.params["repair_attempts"]
     attempt = 0
@@ -30,10 +56,13 @@ def run(ctx: StepContext) -> None:
     while not result.ok and attempt < attempts:
         attempt += 1
         error = result.feedback()
-        fixed = ctx.ask(prompt("execution_repair", table_info=table_info(ctx.schema),
+        extra = ({"columns": tables_in_view(sql, result.error, ctx.schema)}
+                 if style == COMPACT else {})
+        fixed = ctx.ask(prompt("execution_repair_compact" if style == COMPACT
+                               else "execution_repair", table_info=table_info(ctx.schema),
                                foreign_keys=", ".join(foreign_key_lines(ctx.schema)) or "None",
                                question=ctx.question.strip(), hint=hint_text(ctx.evidence),
-                               sql=sql, error=error),
+                               sql=sql, error=error, **extra),
                         parse=parse_sql, json_schema=SQL_ANSWER_SCHEMA,
                         max_tokens=MAX_TOKENS)
         history.append({"error": error, "error_class": result.error_class, "sql_before": sql,

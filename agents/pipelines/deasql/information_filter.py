@@ -10,6 +10,14 @@ information" the SQL generation prompt shows.
 
 The paper's JSON also asks for a draft "sql", which nothing downstream reads; it is left out so
 the small local model spends its tokens on the selection.
+
+The ``compact`` variant, for small models, asks the same prompt but cuts less (:func:`widen`): a
+small model names too few columns and too few tables, and a name the later prompts cannot see
+gets invented (a column "nationality" where the table has "Country"). Each kept table is kept
+whole, and a table is kept too when the answer put one of its columns under another table, when
+the question names it, or when it joins two kept tables. The "calculation method" is left out
+of the key information: a small model's method (``COUNT(DISTINCT x)``, ``ORDER BY`` another
+column) was copied into the SQL where the question meant something else.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ import re
 from ...engine import ParseError, StepContext
 from .outputs import FilteredSchema
 from ...parsing import extract_json
+from ...retrieval.fit import join_path
+from ...retrieval.ranking import STOP_WORDS, query_words, words
 from ..demonstration import ignored_names, template
-from .shared import HERE, hint_text, main_metric, prompt, table_info
+from .shared import COMPACT, HERE, hint_text, main_metric, prompt, table_info, variant
 
 MAX_TOKENS = 700
 TABLES_KEY = "Required table information"
@@ -168,8 +178,15 @@ def resolve(schema, answer: dict, demonstration: str = ""
                       else "no column was named")
             notes.append(f"{table.name}: {reason}; kept all columns")
             selection[table.name] = "keep_all"
+    rows, key_notes = _rows(schema, selection)
+    return selection, rows, notes + key_notes, _key_info(answer, where)
+
+
+def _rows(schema, selection: dict) -> tuple[list[dict], list[str]]:
+    """The trace's row per kept table, and a note for each key column kept for joins."""
     sub = schema.subset(selection)
     rows: list[dict] = []
+    notes: list[str] = []
     for table in sub.tables:
         all_columns = schema.column_names(table.name)
         kept = table.column_names()
@@ -180,7 +197,82 @@ def resolve(schema, answer: dict, demonstration: str = ""
         rows.append({"table": table.name,
                      "decision": "keep_all" if len(kept) == len(all_columns) else "columns",
                      "kept": kept, "dropped": [c for c in all_columns if c not in kept]})
-    return selection, rows, notes, _key_info(answer, where)
+    return rows, notes
+
+
+def widen(schema, answer: dict, selection: dict | None, question: str
+          ) -> tuple[dict | None, list[dict], list[str]]:
+    """The compact variant's selection: ``(selection, rows, notes)``.
+
+    Every table of ``selection`` is kept whole; a table is added when a field the answer named
+    is its column and not one of the kept tables' (``table.column``, or a bare column listed
+    under a table it is linked to by a foreign key), when all the words of its name are words
+    of the question (``singer_in_concert``: singer, concert), or when it lies on a foreign-key
+    path between two kept tables.
+    """
+    if selection is None:
+        return None, [], []
+    kept = {schema.table(name).name for name in selection}
+    added: dict[str, str] = {}
+
+    def add(table: str, reason: str) -> None:
+        if table not in kept:
+            kept.add(table)
+            added[table] = reason
+
+    for item in answer["tables"]:
+        home = schema.table(_clean(item["table"]))
+        if home is None:
+            continue
+        for raw in item["columns"]:
+            owner = _owner(schema, _clean(raw), home.name)
+            if owner:
+                add(owner, f"the answer listed its column {_clean(raw)!r} under {home.name}")
+    for raw in answer["all_fields"]:
+        owner = _owner(schema, _clean(raw), None)
+        if owner:
+            add(owner, f"the answer named its column {_clean(raw)!r}")
+    asked = set(query_words(question))
+    for table in schema.tables:
+        name_words = set(words(table.name)) - STOP_WORDS
+        if name_words and name_words <= asked:
+            add(table.name, "the question names it")
+    links = _links(schema)
+    for table in sorted(kept):
+        for between in join_path(links, table, kept - {table}) or []:
+            add(between, f"it joins {table} to the other kept tables")
+    widened = {t.name: "keep_all" for t in schema.tables if t.name in kept}
+    notes = [f"{table}: kept too ({reason})" for table, reason in added.items()]
+    rows, _ = _rows(schema, widened)
+    return widened, rows, notes
+
+
+def _owner(schema, name: str, home: str | None) -> str | None:
+    """The table a field belongs to when it is not ``home``'s: ``table.column`` names it; a bare
+    column listed under ``home`` belongs to the one table linked to ``home`` that has it. None
+    when the name is a column of ``home``, or no real table has it."""
+    if not name or name == "*":
+        return None
+    if "." in name:
+        prefix, _, column = name.rpartition(".")
+        table = schema.table(_clean(prefix))
+        if table is None or table.column(_clean(column)) is None:
+            return None
+        return table.name
+    if home is None or schema.table(home).column(name) is not None:
+        return None
+    linked = _links(schema).get(home, set())
+    owners = [t.name for t in schema.tables if t.name in linked and t.column(name) is not None]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _links(schema) -> dict[str, set[str]]:
+    links: dict[str, set[str]] = {t.name: set() for t in schema.tables}
+    for fk in schema.foreign_keys:
+        if fk.table in links and fk.ref_table in links and fk.table != fk.ref_table:
+            links[fk.table].add(fk.ref_table)
+            links[fk.ref_table].add(fk.table)
+    return links
 
 
 def _add_columns(schema, table, names: list[str], wanted: dict[str, set[str]]) -> list[str]:
@@ -236,8 +328,10 @@ def run(ctx: StepContext) -> str:
         ctx.skip("the information filter is off: the whole schema is used")
         return "classification"
     entities = ctx.data.get("entities") or []
+    style = variant(ctx)
     ctx.set_inputs(tables=len(schema.tables),
-                   columns=sum(len(t.columns) for t in schema.tables), entities=entities)
+                   columns=sum(len(t.columns) for t in schema.tables), entities=entities,
+                   variant=style)
     answer = ctx.ask(prompt("information_filter", table_info=table_info(schema),
                             question=ctx.question.strip(), hint=hint_text(ctx.evidence),
                             entities=", ".join(entities) or "None",
@@ -245,6 +339,11 @@ def run(ctx: StepContext) -> str:
                      parse=parse_answer, json_schema=ANSWER_SCHEMA, max_tokens=MAX_TOKENS)
     selection, rows, notes, key_info = resolve(
         schema, answer, template(str(HERE), "information_filter"))
+    if style == COMPACT and selection is not None:
+        selection, rows, more = widen(schema, answer, selection,
+                                      f"{ctx.question} {ctx.evidence or ''}")
+        notes = [n for n in notes if "for joins" not in n] + more
+        key_info = [line for line in key_info if not line.startswith("calculation method:")]
     for note in notes:
         ctx.note(note)
     ctx.data["selection"] = selection

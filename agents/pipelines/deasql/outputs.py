@@ -52,12 +52,15 @@ class FilteredSchema(SchemaSelection):
 @dataclass
 class Classification(Output):
     """The question type chosen (EASY, JOIN, NESTED, JOIN-NESTED), which picks the generation
-    prompt and its hint; ``question_type`` None means classification was off."""
+    prompt and its hint; ``question_type`` None means classification was off. ``label`` is the
+    model's; ``variant`` the pipeline's (None: a run from before there were variants, the
+    paper's)."""
 
     kind: ClassVar[str] = "classification"
     question_type: str | None = None
     label: str | None = None
     reasoning: str | None = None
+    variant: str | None = None
 
     def text_lines(self) -> list[str]:
         if self.question_type is None and not self.label:

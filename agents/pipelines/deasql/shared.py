@@ -4,7 +4,11 @@ Every agent after the information filter sees the same sub-schema text (rendered
 from the same selection), and every prompt puts its fixed instructions first, then the schema,
 then the question, so the local server can reuse the key/value cache of a repeated prefix.
 The SQL generation prompt is the exception by design: the paper's structure starts with the
-few-shot examples, which differ per question.
+few-shot examples, which differ per question (the compact variant's generation prompts put them
+after the schema).
+
+:func:`variant` is the pipeline's ``variant`` parameter: ``paper`` (the default) or ``compact``,
+for small models.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ MAX_VALUE_CHARS = 30  # longer values are free text, not something a WHERE claus
 TABLE_INFO = DDLLayout(examples="table", text_examples_only=True, max_value_chars=MAX_VALUE_CHARS,
                        max_examples=MAX_EXAMPLES)
 _QUERY_START = re.compile(r"(?is)^\s*(select|with)\b")
+PAPER = "paper"
+COMPACT = "compact"
+VARIANTS = (PAPER, COMPACT)
+
+
+def variant(ctx: StepContext) -> str:
+    """Which variant of the pipeline runs: the paper's, or the one for small models."""
+    return ctx.params.get("variant", PAPER)
 
 
 def prompt(name: str, **values: object) -> list[dict]:

@@ -9,6 +9,14 @@ classification off, every question gets the JOIN prompt (the paper's fixed-hint 
 Few-shot examples come from the example bank in ``ctx.services["examples"]``, searched by
 question skeleton (entities and schema mentions masked) within the question type; when the type
 has too few examples the rest come from the other types. Without a bank the step runs zero-shot.
+
+The ``compact`` variant keeps the type's hint and the examples but orders the prompt for reuse
+and for a small model: the instructions and the hint first, then the schema and its foreign keys,
+then the examples (said to come from other databases: their tables were copied), the key
+information and the question. Its specification says to use only the schema's names and to join
+a table only for a column the query needs. It never mentions LIMIT: on a 1.5B model, the
+LIMITs no question asked for (LIMIT 10, LIMIT 1) all came from the JOIN prompt, whose "LIMIT
+just is used when ..." rule names it; the EASY prompt, which has no such rule, drew none.
 """
 
 from __future__ import annotations
@@ -20,27 +28,32 @@ from .outputs import FewShotGeneration
 from ...example_bank import EASY, JOIN
 from ...parsing import extract_json
 from ...prompts import load
-from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, main_metric,
-                     parse_sql, prompt, table_info, working_schema)
+from .shared import (COMPACT, HERE, PAPER, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text,
+                     main_metric, parse_sql, prompt, table_info, variant, working_schema)
 
 MAX_TOKENS = 400
 FEW_SHOT_HEADER = ("Some example questions and corresponding SQL queries are provided based on "
                    "similar problems:\n")
+COMPACT_FEW_SHOT_HEADER = ("Examples from other databases (follow their form, not their table or "
+                           "column names):\n")
 
 
-def template_for(qtype: str | None) -> str:
-    """The prompt file for a question type (None: classification off, the fixed hint)."""
+def template_for(qtype: str | None, style: str = PAPER) -> str:
+    """The prompt file for a question type (None: classification off, the fixed hint) and
+    variant."""
     if qtype == EASY:
-        return "generation_easy"
-    if qtype in (JOIN, None):
-        return "generation_join"
-    return "generation_nested"
+        name = "generation_easy"
+    elif qtype in (JOIN, None):
+        name = "generation_join"
+    else:
+        name = "generation_nested"
+    return f"{name}_compact" if style == COMPACT else name
 
 
-def prompt_hint(qtype: str | None) -> tuple[str, str | None]:
+def prompt_hint(qtype: str | None, style: str | None = PAPER) -> tuple[str, str | None]:
     """``(prompt name, its "### HINT:" line or None)`` for a question type, so a view can say
     which hint the generation was given without reading the prompt file itself."""
-    template = template_for(qtype)
+    template = template_for(qtype, style or PAPER)
     for line in load(str(HERE), template).splitlines():
         if line.startswith("### HINT:"):
             return template, line[len("### HINT:"):].strip()
@@ -92,12 +105,12 @@ def retrieve_examples(ctx: StepContext, qtype: str | None) -> list[dict]:
              "db_id": e.db_id, "source": e.source, "score": e.score} for e in found]
 
 
-def few_shot_text(examples: list[dict]) -> str:
+def few_shot_text(examples: list[dict], header: str = FEW_SHOT_HEADER) -> str:
     if not examples:
         return ""
     body = "".join(f"{e['question']}\n{json.dumps({'sql': e['sql']}, ensure_ascii=False)}\n\n"
                    for e in examples)
-    return FEW_SHOT_HEADER + body
+    return header + body
 
 
 def link_info(ctx: StepContext, schema, qtype: str | None) -> str:
@@ -118,10 +131,13 @@ def run(ctx: StepContext) -> str:
     schema = working_schema(ctx)
     examples = retrieve_examples(ctx, qtype)
     ctx.data["examples"] = examples
-    template = template_for(qtype)
+    style = variant(ctx)
+    template = template_for(qtype, style)
     ctx.set_inputs(question_type=qtype or "fixed hint", template=template,
-                   tables=schema.table_names(), examples=len(examples))
-    sql = ctx.ask(prompt(template, few_shot=few_shot_text(examples), table_info=table_info(schema),
+                   tables=schema.table_names(), examples=len(examples), variant=style)
+    header = COMPACT_FEW_SHOT_HEADER if style == COMPACT else FEW_SHOT_HEADER
+    sql = ctx.ask(prompt(template, few_shot=few_shot_text(examples, header),
+                         table_info=table_info(schema),
                          link_info=link_info(ctx, schema, qtype), main_metric=main_metric(ctx),
                          key_info=key_info_text(ctx), question=ctx.question.strip(),
                          hint=hint_text(ctx.evidence)),
