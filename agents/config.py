@@ -89,8 +89,9 @@ class Settings:
     # is the embedded server's own setting.
     remote_context: int = 128_000
     threads: int = 2
-    # How the embedded server decodes (agents/local_model.py DECODING_MODES); chosen by
-    # bench/decoding.py, which replays the same requests in each mode.
+    # How the embedded server decodes (agents/local_model.py): standard, ngram or draft.
+    # bench/decoding.py replays the same requests in each mode; on a 2-core CPU neither
+    # speculative mode was faster, and both changed some answers.
     decoding: str = "standard"
 
     def __post_init__(self) -> None:

@@ -19,23 +19,18 @@ import json
 import os
 import platform
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from app_server import start_app, stop_app  # noqa: E402
+
 QUESTION = "How many customers are there in each country?"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _idle(page, timeout: float = 600_000) -> None:
@@ -68,24 +63,12 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     home = Path(tempfile.mkdtemp(prefix="studio-bench-"))
-    port = _free_port()
     env = dict(os.environ, STUDIO_HOME=str(home), STUDIO_PROVIDER="local",
                STUDIO_LLM_CACHE="false")
     env.pop("OPENAI_API_KEY", None)
     env.pop("OPENAI_BASE_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-         "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
+    proc, url = start_app(env)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=[
                 "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
@@ -111,11 +94,7 @@ def main() -> None:
                 _idle(page)
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:  # a model call still in flight keeps it busy
-            proc.kill()
+        stop_app(proc)
 
     def summary(values: list[float]) -> dict:
         return {"median_s": round(statistics.median(values), 3),

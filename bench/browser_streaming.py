@@ -28,22 +28,21 @@ import json
 import os
 import platform
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from agents.local_model import LocalServer  # noqa: E402
+from app_server import start_app, stop_app  # noqa: E402
 
 QUESTIONS = ["How many customers are there in each country?",
              "How many orders were cancelled?",
@@ -129,12 +128,6 @@ def _has_content(line: bytes) -> bool:
     except ValueError:
         return False
     return bool((choices[0].get("delta") or {}).get("content"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def _idle(page, timeout: float = 900_000) -> None:
@@ -261,31 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     proxy = TimingProxy(upstream)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     home = Path(tempfile.mkdtemp(prefix="studio-bench-"))
-    port = _free_port()
     env = dict(os.environ, STUDIO_HOME=str(home), STUDIO_PROVIDER="openai",
                OPENAI_BASE_URL=proxy.base_url, OPENAI_API_KEY="none",
                STUDIO_MODEL=model, STUDIO_LLM_CACHE="false", STUDIO_REMOTE_CONTEXT=str(n_ctx))
-    app = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-         "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
     load_before = os.getloadavg()
+    app, url = start_app(env)
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
         measured = asyncio.run(measure(url, proxy, args))
     finally:
-        app.terminate()
-        try:
-            app.wait(20)
-        except subprocess.TimeoutExpired:
-            app.kill()
+        stop_app(app)
         proxy.shutdown()
 
     def summary(values: list[float]) -> dict:

@@ -93,6 +93,22 @@ BENCHMARKS = [
               "page load and click-to-first-step in headless Chromium, embedded model",
               "the embedded model and Debian's chromium", "about 5 minutes", False,
               _browser_ready),
+    Benchmark("retrieval-recall", ["bench/retrieval_recall.py", "--db",
+                                   "bench/merged/spider_dev_distractors.sqlite", "--data",
+                                   str(SPIDER), "--seed", "7"],
+              "without the model: questions whose every needed table schema retrieval keeps, "
+              "and the schema tokens kept, per relative floor (run merge-spider first)",
+              "the Spider dataset and bench/merged/", "about 30 s", True, _spider_ready),
+    Benchmark("decoding", ["bench/decoding.py", "--questions", "6"],
+              "the embedded server's decoding modes on the same recorded requests: completion "
+              "tokens/s, seconds, answers identical to standard decoding",
+              "the embedded model (and make fast-model for draft)", "about 20 minutes", False,
+              _model_ready),
+    Benchmark("browser-streaming", ["bench/browser_streaming.py"],
+              "first streamed characters on screen after the model's first token, and 3 "
+              "browser sessions x 2 questions sharing the embedded model",
+              "the embedded model and Debian's chromium", "about 10 minutes", False,
+              _browser_ready),
     Benchmark("spider-eval", ["-m", "agents", "eval", "--data", str(SPIDER), "--pipelines",
                               "baseline", "--limit", "100", "--sample", "stratified", "--seed",
                               "7", "--examples", str(SPIDER / "train.json"), "--provider",

@@ -57,7 +57,8 @@ class _Alone:
         return alone if columns is None else alone.subset({name: columns})
 
 
-def _neighbours(schema: Schema) -> dict[str, set[str]]:
+def foreign_key_links(schema: Schema) -> dict[str, set[str]]:
+    """Each table's neighbours through a foreign key, in either direction (self-links left out)."""
     links: dict[str, set[str]] = {t.name: set() for t in schema.tables}
     for fk in schema.foreign_keys:
         if fk.table in links and fk.ref_table in links and fk.table != fk.ref_table:
@@ -96,7 +97,7 @@ def fit(schema: Schema, order: list[str], named: dict[str, list[str]], cost: Cos
     """Keep tables of ``schema`` in ``order`` (best first) while ``cost`` stays within
     ``budget``; ``named`` gives the columns the question names per table (kept when a table
     is cut down to fit). Raises :class:`NothingFits` when no table fits at all."""
-    links = _neighbours(schema)
+    links = foreign_key_links(schema)
     alone = _Alone(schema)
     sizes = {t.name: cost(alone(t.name)) for t in schema.tables}
     result = Fit()

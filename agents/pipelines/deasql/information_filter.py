@@ -27,7 +27,7 @@ import re
 from ...engine import ParseError, StepContext
 from .outputs import FilteredSchema
 from ...parsing import extract_json
-from ...retrieval.fit import join_path
+from ...retrieval.fit import foreign_key_links, join_path
 from ...retrieval.ranking import STOP_WORDS, query_words, words
 from ..demonstration import ignored_names, template
 from .shared import COMPACT, HERE, hint_text, main_metric, prompt, table_info, variant
@@ -214,6 +214,7 @@ def widen(schema, answer: dict, selection: dict | None, question: str
         return None, [], []
     kept = {schema.table(name).name for name in selection}
     added: dict[str, str] = {}
+    links = foreign_key_links(schema)
 
     def add(table: str, reason: str) -> None:
         if table not in kept:
@@ -225,11 +226,11 @@ def widen(schema, answer: dict, selection: dict | None, question: str
         if home is None:
             continue
         for raw in item["columns"]:
-            owner = _owner(schema, _clean(raw), home.name)
+            owner = _owner(schema, links, _clean(raw), home.name)
             if owner:
                 add(owner, f"the answer listed its column {_clean(raw)!r} under {home.name}")
     for raw in answer["all_fields"]:
-        owner = _owner(schema, _clean(raw), None)
+        owner = _owner(schema, links, _clean(raw), None)
         if owner:
             add(owner, f"the answer named its column {_clean(raw)!r}")
     asked = set(query_words(question))
@@ -237,7 +238,6 @@ def widen(schema, answer: dict, selection: dict | None, question: str
         name_words = set(words(table.name)) - STOP_WORDS
         if name_words and name_words <= asked:
             add(table.name, "the question names it")
-    links = _links(schema)
     for table in sorted(kept):
         for between in join_path(links, table, kept - {table}) or []:
             add(between, f"it joins {table} to the other kept tables")
@@ -247,7 +247,7 @@ def widen(schema, answer: dict, selection: dict | None, question: str
     return widened, rows, notes
 
 
-def _owner(schema, name: str, home: str | None) -> str | None:
+def _owner(schema, links: dict[str, set[str]], name: str, home: str | None) -> str | None:
     """The table a field belongs to when it is not ``home``'s: ``table.column`` names it; a bare
     column listed under ``home`` belongs to the one table linked to ``home`` that has it. None
     when the name is a column of ``home``, or no real table has it."""
@@ -261,18 +261,9 @@ def _owner(schema, name: str, home: str | None) -> str | None:
         return table.name
     if home is None or schema.table(home).column(name) is not None:
         return None
-    linked = _links(schema).get(home, set())
+    linked = links.get(home, set())
     owners = [t.name for t in schema.tables if t.name in linked and t.column(name) is not None]
     return owners[0] if len(owners) == 1 else None
-
-
-def _links(schema) -> dict[str, set[str]]:
-    links: dict[str, set[str]] = {t.name: set() for t in schema.tables}
-    for fk in schema.foreign_keys:
-        if fk.table in links and fk.ref_table in links and fk.table != fk.ref_table:
-            links[fk.table].add(fk.ref_table)
-            links[fk.ref_table].add(fk.table)
-    return links
 
 
 def _add_columns(schema, table, names: list[str], wanted: dict[str, set[str]]) -> list[str]:
