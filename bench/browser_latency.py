@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from app_server import start_app, stop_app  # noqa: E402
+from support.app_server import start_app, stop_app  # noqa: E402
 
 QUESTION = "How many customers are there in each country?"
 

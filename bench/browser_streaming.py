@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from agents.local_model import LocalServer  # noqa: E402
-from app_server import start_app, stop_app  # noqa: E402
+from support.app_server import start_app, stop_app  # noqa: E402
 
 QUESTIONS = ["How many customers are there in each country?",
              "How many orders were cancelled?",
