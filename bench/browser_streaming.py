@@ -154,13 +154,25 @@ async def _ask(page, question: str) -> float:
     return clicked
 
 
-async def _finished(page) -> str:
-    """Waits for the run's end; its outcome ('done, SQL runs', 'failed', ...)."""
-    caption = page.get_by_text(RUN_CAPTION).first  # "Run 1a2b · macsql · done, SQL runs · ..."
-    await caption.wait_for(timeout=1_800_000)
-    await _idle(page)
-    found = RUN_CAPTION.search(await caption.inner_text())
-    return found.group(1) if found else "finished, outcome not shown"
+async def _caption(page) -> str:
+    caption = page.get_by_text(RUN_CAPTION)
+    return await caption.first.inner_text() if await caption.count() else ""
+
+
+async def _finished(page, before: str) -> str:
+    """Waits for the end of the run started after the answer caption ``before`` was shown
+    (a new run id: the previous answer may still be on the page for a moment); its outcome
+    ('done, SQL runs', 'failed', ...)."""
+    old_id = before.split(" · ")[0]
+    deadline = time.time() + 1800
+    while time.time() < deadline:
+        text = await _caption(page)
+        if text and text.split(" · ")[0] != old_id:
+            await _idle(page)
+            found = RUN_CAPTION.search(await _caption(page))
+            return found.group(1) if found else "finished, outcome not shown"
+        await asyncio.sleep(0.5)
+    return "did not finish: timed out after 30 minutes"
 
 
 async def first_characters(browser, url: str, proxy: TimingProxy, repeat: int) -> list[dict]:
@@ -191,8 +203,9 @@ async def one_session(browser, url: str, questions: list[str]) -> dict:
     runs = []
     for question in questions:
         started = time.time()
+        before = await _caption(page)
         await _ask(page, question)
-        done = asyncio.ensure_future(_finished(page))
+        done = asyncio.ensure_future(_finished(page, before))
         while not done.done():
             text = await page.locator("[data-testid=stMain]").inner_text()
             found = QUEUE_TEXT.search(text)
@@ -219,7 +232,7 @@ async def measure(url: str, proxy: TimingProxy, args) -> dict:
         await _prepare(warm, url, "Baseline")
         t0 = time.time()
         await _ask(warm, QUESTIONS[0])
-        await _finished(warm)
+        await _finished(warm, "")
         warm_up = time.time() - t0
         await warm.close()
         first = await first_characters(browser, url, proxy, args.repeat)
