@@ -275,11 +275,14 @@ class LocalServer:
     """llama.cpp's OpenAI-compatible server for one model variant, inside this process."""
 
     def __init__(self, variant: str = "1.5b", n_ctx: int = 8192, threads: int = 2,
-                 decoding: str = "standard"):
+                 decoding: str = "standard", slots: int = 1):
         self.spec = variant_spec(variant)
         self.n_ctx = n_ctx
         self.threads = threads
         self.decoding = decoding
+        # Requests decoded together in one batch. The app keeps 1 (its queue serves one request
+        # at a time); bench/decoding.py measures more. Each slot gets the whole n_ctx.
+        self.slots = slots
         self._server = None  # kept referenced: the server stops when this object is freed
         self.base_url = ""
 
@@ -293,7 +296,8 @@ class LocalServer:
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.model_alias = {self.spec.model_name}
-        params.n_ctx = self.n_ctx
+        params.n_ctx = self.n_ctx * self.slots
+        params.n_parallel = self.slots
         params.port = 0  # a free port, chosen by the OS
         params.verbosity = 0
         params.cpuparams.n_threads = self.threads

@@ -11,6 +11,9 @@ randomness out of the comparison: every mode reads exactly the same prompts in t
 so the server's prefix cache helps each mode alike. For each mode it reports completion tokens
 per second (llama.cpp's own decode timing), prompt tokens per second, end-to-end seconds per
 request (median, p95) and how many answers are byte-identical to the standard mode's.
+``--slots 1,2`` also runs each mode with two requests decoded in one batch (llama.cpp's parallel
+slots), sent two at a time: the wall time of the whole replay and the completion tokens per
+wall second say whether independent requests (a pipeline's candidates) would finish sooner.
 
 Nothing is asserted: it is a measurement. Run it on an otherwise idle machine; it says the load
 average before and after.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import gc
 import json
 import os
@@ -62,38 +66,52 @@ def recorded_requests(results_dir: Path, pipelines: list[str], questions: int) -
     return requests
 
 
-def replay(mode: str, requests: list[dict], threads: int) -> list[dict]:
+def _ask(client, model: str, mode: str, request: dict) -> dict:
+    started = time.perf_counter()
+    reply = client.chat.completions.create(
+        model=model, messages=request["messages"], temperature=0.0,
+        max_tokens=MAX_TOKENS, seed=0)
+    seconds = time.perf_counter() - started
+    timings = (reply.model_extra or {}).get("timings") or {}
+    print(f"  {mode} {request['pipeline']} q{request['qid']} {request['step']}: "
+          f"{seconds:.1f} s, {reply.usage.completion_tokens} tokens", flush=True)
+    return {"pipeline": request["pipeline"], "qid": request["qid"],
+            "step": request["step"], "seconds": round(seconds, 3),
+            "text": reply.choices[0].message.content or "",
+            "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens,
+            "prompt_n": timings.get("prompt_n"),
+            "prompt_ms": timings.get("prompt_ms"),
+            "predicted_n": timings.get("predicted_n"),
+            "predicted_ms": timings.get("predicted_ms"),
+            "draft_n": timings.get("draft_n"),
+            "draft_accepted": timings.get("draft_n_accepted")}
+
+
+def replay(mode: str, requests: list[dict], threads: int, slots: int = 1
+           ) -> tuple[list[dict], float]:
+    """Answers to ``requests`` in order, and the wall seconds of the whole replay.
+
+    With ``slots`` > 1 the server decodes that many requests in one batch and the requests are
+    sent that many at a time (as a pipeline with independent candidates could send them).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from openai import OpenAI
 
-    server = LocalServer("1.5b", n_ctx=8192, threads=threads, decoding=mode)
+    server = LocalServer("1.5b", n_ctx=8192, threads=threads, decoding=mode, slots=slots)
     client = OpenAI(base_url=server.start(), api_key="none", max_retries=0, timeout=1800)
-    answers = []
-    for request in requests:
-        started = time.perf_counter()
-        reply = client.chat.completions.create(
-            model=server.spec.model_name, messages=request["messages"], temperature=0.0,
-            max_tokens=MAX_TOKENS, seed=0)
-        seconds = time.perf_counter() - started
-        timings = (reply.model_extra or {}).get("timings") or {}
-        answers.append({"pipeline": request["pipeline"], "qid": request["qid"],
-                        "step": request["step"], "seconds": round(seconds, 3),
-                        "text": reply.choices[0].message.content or "",
-                        "prompt_tokens": reply.usage.prompt_tokens,
-                        "completion_tokens": reply.usage.completion_tokens,
-                        "prompt_n": timings.get("prompt_n"),
-                        "prompt_ms": timings.get("prompt_ms"),
-                        "predicted_n": timings.get("predicted_n"),
-                        "predicted_ms": timings.get("predicted_ms"),
-                        "draft_n": timings.get("draft_n"),
-                        "draft_accepted": timings.get("draft_n_accepted")})
-        print(f"  {mode} {request['pipeline']} q{request['qid']} {request['step']}: "
-              f"{seconds:.1f} s, {reply.usage.completion_tokens} tokens", flush=True)
+    model = server.spec.model_name
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=slots) as pool:
+        answers = list(pool.map(functools.partial(_ask, client, model, mode), requests))
+    wall = time.perf_counter() - started
     del client, server
     gc.collect()
-    return answers
+    return answers, wall
 
 
-def summary(answers: list[dict], reference: list[dict] | None) -> dict:
+def summary(answers: list[dict], wall: float, reference: list[dict] | None) -> dict:
     decoded = sum(a["predicted_n"] or 0 for a in answers)
     decode_s = sum((a["predicted_ms"] or 0) for a in answers) / 1000
     read = sum(a["prompt_n"] or 0 for a in answers)
@@ -104,6 +122,8 @@ def summary(answers: list[dict], reference: list[dict] | None) -> dict:
            "prompt_tokens_read_per_s": round(read / read_s, 2) if read_s else None,
            "prompt_tokens_read": read, "completion_tokens": decoded,
            "seconds_total": round(sum(seconds), 1),
+           "wall_seconds": round(wall, 1),
+           "completion_tokens_per_wall_s": round(decoded / wall, 2) if wall else None,
            "seconds_p50": round(statistics.median(seconds), 2),
            "seconds_p95": round(seconds[min(len(seconds) - 1, int(0.95 * len(seconds)))], 2)}
     drafted = sum(a["draft_n"] or 0 for a in answers)
@@ -132,19 +152,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--modes", default=",".join(DECODING_MODES))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--slots", default="1",
+                        help="comma-separated slot counts: each mode also runs with that many "
+                             "requests decoded in one batch, sent that many at a time (e.g. 1,2)")
     parser.add_argument("--out", default="bench/results/decoding.json")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     requests = recorded_requests(Path(args.results), args.pipelines.split(","), args.questions)
     print(f"{len(requests)} recorded requests; modes: {', '.join(modes)}", flush=True)
     load_before = os.getloadavg()
-    answers = {mode: replay(mode, requests, args.threads) for mode in modes}
-    reference = answers.get("standard")
+    slot_counts = [int(n) for n in args.slots.split(",") if n.strip()]
+    runs = {}
+    for mode in modes:
+        for slots in slot_counts:
+            label = mode if slots == 1 else f"{mode} x{slots} slots"
+            runs[label] = replay(mode, requests, args.threads, slots)
+    reference = runs["standard"][0] if "standard" in runs else None
     report = {"machine": machine_info(), "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "settings": vars(args),
-              "modes": {mode: summary(a, reference if mode != "standard" else None)
-                        for mode, a in answers.items()},
-              "answers": answers}
+              "modes": {label: summary(a, wall, reference if label != "standard" else None)
+                        for label, (a, wall) in runs.items()},
+              "answers": {label: a for label, (a, _) in runs.items()}}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report["modes"], indent=1))
     return 0
