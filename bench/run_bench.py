@@ -104,6 +104,13 @@ BENCHMARKS = [
               "tokens/s, seconds, answers identical to standard decoding",
               "the embedded model (and make fast-model for draft)", "about 20 minutes", False,
               _model_ready),
+    Benchmark("reselect", ["bench/reselect.py", "--results", "bench/results/seed7-selection",
+                           "--data", str(SPIDER), "--param", "select_orders=4", "--out",
+                           "bench/runs/reselect-seed7.json"],
+              "the selection pipeline's vote and selection agent again on recorded "
+              "candidates (resumed from the vote): EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 20 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

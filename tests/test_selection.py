@@ -150,6 +150,50 @@ def test_a_tie_goes_to_the_selection_agent_and_its_pick_is_the_answer(db, llm, s
         < prompt.index("### Candidates")
 
 
+def france_label(req: dict) -> str:
+    """The selection agent that knows the answer: the label of the candidate filtering on
+    France, wherever it is shown."""
+    text = last_user_message(req).split("### Candidates", 1)[1]
+    blocks = text.split("Candidate ")[1:]
+    label = next(b[0] for b in blocks if "'France'" in b.split("Result:")[0])
+    return choice(label, f"{label} filters on the country.")
+
+
+def test_picks_that_follow_the_position_cancel_out_and_the_vote_order_stands(
+        db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select=choice("A", "A looks right."))
+    result = run(db, llm, generators="writer,decomposer", samples=0, select_orders=2)
+
+    assert result.status == "done", result.error
+    prompts = [last_user_message(r) for r in requests_for(scripted_llm, SELECT_CHOICE)]
+    assert len(prompts) == 2  # each candidate shown first once
+    everyone, france = f"```sql\n{ALL}\n```", f"```sql\n{FRANCE}\n```"
+    assert prompts[0].index(everyone) < prompts[0].index(france)
+    assert prompts[1].index(france) < prompts[1].index(everyone)
+    selection = result.events[-1].parsed
+    assert selection["ballots"] == [
+        {"order": ["A", "B"], "choice": "A", "reasoning": "A looks right."},
+        {"order": ["B", "A"], "choice": "B", "reasoning": "A looks right."}]
+    assert selection["choice"] == "A" and selection["chosen"] == "writer"
+    assert not selection["fallback"] and result.final_sql == ALL
+    assert any("compared in 2 orders" in n for n in result.events[-1].notes)
+
+
+def test_a_pick_that_holds_in_every_order_wins(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           cot=reasoned(OLDER), select=france_label)
+    result = run(db, llm, generators="writer,decomposer,cot", samples=0, select_orders=3)
+
+    selection = result.events[-1].parsed
+    assert [b["order"] for b in selection["ballots"]] == [
+        ["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"]]
+    assert [b["choice"] for b in selection["ballots"]] == ["B", "B", "B"]
+    assert selection["chosen"] == "decomposer" and result.final_sql == FRANCE
+    assert "shown in the order BCA: picked B" in "\n".join(
+        result.events[-1].output.text_lines())
+
+
 def test_an_unusable_selection_answer_keeps_the_leading_group(db, llm, scripted_llm):
     script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
            select="I cannot decide.")

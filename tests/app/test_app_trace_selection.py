@@ -65,7 +65,8 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
         llm = make_client(Settings(provider="openai", base_url=server.base_url,
                                    api_key="test-key", model="scripted-model", cache=False,
                                    max_retries=0, request_timeout=10.0))
-        for name, params in [("selection", {}), ("decisive", {"generators": "writer"})]:
+        for name, params in [("selection", {}), ("decisive", {"generators": "writer"}),
+                             ("orders", {"select_orders": 2})]:
             server.clear()
             script(server, decisive=name == "decisive")
             run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm, params=params))
@@ -139,3 +140,14 @@ def test_a_decisive_vote_names_the_winner(traces):
     assert ":green-badge[decisive] 2 of 2 candidates agree" in voted
     assert "the SQL of `writer` is the answer." in voted
     assert any("Small Business" in sql for sql in sql_codes(at.status[-1]))
+
+
+def test_a_selection_in_two_orders_shows_each_ballot(traces):
+    at = draw(traces["orders"])
+    selection = at.status[-1]
+    assert "**Compared in several orders** (each candidate shown first once; the pick made " \
+        "most often wins, a tie keeps the vote's order):" in texts(selection)
+    ballots = next(d.value for d in selection.dataframe if "picked" in d.value.columns)
+    assert list(ballots["shown in the order"]) == ["A B", "B A"]
+    assert list(ballots["picked"]) == ["A", "B"]  # always the first shown: a tie
+    assert "**Choice: A**, the SQL of `writer`" in texts(selection)

@@ -127,6 +127,13 @@ def render_selection_choice(selection: Selection) -> None:
                     f"{names(option.get('generators'))} · {option.get('row_count')} row(s)")
         st.code(format_sql(option.get("sql")), language="sql", wrap_lines=True)
         _rows(option)
+    if selection.ballots:
+        st.markdown("**Compared in several orders** (each candidate shown first once; the "
+                    "pick made most often wins, a tie keeps the vote's order):")
+        st.dataframe([{"shown in the order": " ".join(b.get("order") or []),
+                       "picked": b.get("choice") or "answer unusable",
+                       "reasoning": b.get("reasoning") or ""} for b in selection.ballots],
+                     hide_index=True, width="stretch")
     if selection.fallback:
         st.markdown(f"{badge('answer unusable', 'orange')} The agent's answer could not be "
                     f"used; the vote's leading group ({text(selection.choice)}) stands.")

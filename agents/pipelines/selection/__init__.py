@@ -25,7 +25,9 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   tied groups, or all groups of a weak winner, go to ``select``. When no candidate runs, the run
   fails with that said, keeping the most trusted candidate's SQL.
 - ``select`` (Selection agent): sees schema, question and up to four groups' SQL with a
-  preview of their results, and answers with its reasoning and a letter.
+  preview of their results, and answers with its reasoning and a letter; with
+  ``select_orders`` above 1 it does so again with the candidates rotated and the pick made
+  most often wins (a small model tends to pick whatever is shown first).
 
 Defaults and cost: ``writer`` (the best single prompt measured in ``bench/``, a few seconds a
 question), ``decomposer`` and ``cot`` (MAC-SQL and R³ answered the most questions right there
@@ -76,6 +78,10 @@ class CandidateSelection(Retrieving, Pipeline):
                   help="the vote is decisive when the largest group is strictly the largest "
                        "and holds at least this share of all candidates; otherwise the "
                        "selection agent chooses"),
+        ParamSpec("select_orders", 1, min=1, max=4,
+                  help="how many times the selection agent compares the leading candidates, "
+                       "each time in another order (each candidate first once); the one picked "
+                       "most often wins, a tie keeps the vote's order"),
         ParamSpec("value_grounding", True,
                   help="look the question's words up among the stored values and show the "
                        "matches to the writers"),

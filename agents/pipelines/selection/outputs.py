@@ -140,7 +140,9 @@ class Selection(Output):
 
     ``options``: ``{"label", "generators", "sql", "columns", "rows", "row_count"}`` as the
     agent saw them (the first rows of each result);
-    ``fallback`` is True when its answer could not be used and the vote's leading group stands.
+    ``fallback`` is True when its answer could not be used and the vote's leading group stands;
+    ``ballots`` (when it compared them in several orders): ``{"order": labels as shown, first
+    first, "choice": label or None, "reasoning"}`` per comparison.
     """
 
     kind: ClassVar[str] = "selection"
@@ -150,6 +152,7 @@ class Selection(Output):
     chosen: str | None = None
     reasoning: str | None = None
     fallback: bool = False
+    ballots: list[dict] | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
@@ -157,6 +160,9 @@ class Selection(Output):
             lines.append(f"  {option.get('label')}: {short(option.get('generators'))} -> "
                          f"{_rows(option.get('row_count'))}")
             lines.append(indent(format_sql(option.get("sql") or ""), 4))
+        for ballot in self.ballots or []:
+            lines.append(f"  shown in the order {''.join(ballot.get('order') or [])}: picked "
+                         f"{ballot.get('choice') or '(answer unusable)'}")
         verb = "kept (the answer could not be used)" if self.fallback else "chose"
         lines.append(f"  {verb} {self.choice}: the SQL of {self.chosen}")
         if self.reasoning:

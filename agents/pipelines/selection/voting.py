@@ -113,9 +113,27 @@ def parse_choice(text: str, labels: list[str]) -> dict:
     return {"choice": choice, "reasoning": str(value.get("reasoning") or "").strip()}
 
 
+def tally(ballots: list[dict], labels: list[str]) -> str | None:
+    """The label picked most often by usable ballots; a tie goes to the label the vote ranks
+    first (``labels`` are in the vote's order). None when no ballot was usable."""
+    counts = {label: 0 for label in labels}
+    for ballot in ballots:
+        if ballot.get("choice") in counts:
+            counts[ballot["choice"]] += 1
+    best = max(counts.values(), default=0)
+    return next((label for label in labels if counts[label] == best), None) if best else None
+
+
 def select(ctx: StepContext) -> None:
     """The selection agent compares the leading groups and picks one; when its answer cannot
-    be used even after a retry, the vote's leading group stands."""
+    be used even after a retry, the vote's leading group stands.
+
+    With ``select_orders`` above 1 it compares them again with the candidates rotated (each
+    candidate shown first once, up to that many times), and the candidate picked most often
+    wins, a tie going to the vote's order. A small model often picks whichever candidate comes
+    first; rotating the order makes that habit cancel out instead of deciding, and keeps only
+    a preference that holds whatever the order.
+    """
     data = ctx.data
     vote_record = data.get("vote") or {}
     groups = vote_record.get("groups") or []
@@ -126,26 +144,45 @@ def select(ctx: StepContext) -> None:
                for n, i in enumerate(contenders[:MAX_OPTIONS])]
     labels = [o["label"] for o in options]
     ctx.set_inputs(candidates=[f"{o['label']}: {', '.join(o['generators'])}" for o in options])
-    prompt = render(load(str(HERE), "select"), schema=schema_text(ctx),
-                    question=question_text(ctx.question, grounded_evidence(
-                        ctx.evidence, data.get("grounding"))),
-                    candidates=options_text(options, vote_record.get("total") or 0))
     answer_schema = {"type": "object", "required": ["reasoning", "choice"], "properties": {
         "reasoning": {"type": "string"}, "choice": {"type": "string", "enum": labels}}}
-    fallback = False
-    try:
-        answer = ctx.ask(user_message(prompt), parse=lambda text: parse_choice(text, labels),
-                         json_schema=answer_schema, max_tokens=SELECT_MAX_TOKENS)
-    except UnparseableAnswer as exc:
-        answer, fallback = {"choice": labels[0], "reasoning": None}, True
-        ctx.note(f"the selection agent's answer could not be used ({exc}); the vote's leading "
-                 f"group {labels[0]} stands")
-    option = options[labels.index(answer["choice"])]
+    orders = max(1, min(int(ctx.params.get("select_orders") or 1), len(options)))
+    ballots: list[dict] = []
+    for shift in range(orders):
+        shown = options[shift:] + options[:shift]
+        relabelled = [{**o, "label": labels[n]} for n, o in enumerate(shown)]
+        prompt = render(load(str(HERE), "select"), schema=schema_text(ctx),
+                        question=question_text(ctx.question, grounded_evidence(
+                            ctx.evidence, data.get("grounding"))),
+                        candidates=options_text(relabelled, vote_record.get("total") or 0))
+        ballot = {"order": [o["label"] for o in shown], "choice": None, "reasoning": None}
+        try:
+            answer = ctx.ask(user_message(prompt),
+                             parse=lambda text: parse_choice(text, labels),
+                             json_schema=answer_schema, max_tokens=SELECT_MAX_TOKENS)
+            ballot["choice"] = shown[labels.index(answer["choice"])]["label"]
+            ballot["reasoning"] = answer["reasoning"] or None
+        except UnparseableAnswer as exc:
+            ballot["error"] = str(exc)
+        ballots.append(ballot)
+    choice = tally(ballots, labels)
+    fallback = choice is None
+    if fallback:
+        choice = labels[0]
+        why = ballots[-1].get("error", "")
+        ctx.note(f"the selection agent's answer could not be used ({why}); the vote's leading "
+                 f"group {choice} stands")
+    elif orders > 1:
+        picks = ", ".join(f"{b['choice'] or '-'} (shown {''.join(b['order'])})" for b in ballots)
+        ctx.note(f"compared in {orders} orders, picked {picks}: {choice} wins")
+    reasoning = next((b["reasoning"] for b in ballots if b["choice"] == choice), None)
+    option = options[labels.index(choice)]
     data["chosen"], data["sql"] = option["representative"], option["sql"]
-    shown = ("label", "generators", "sql", "columns", "rows", "row_count")
-    record = Selection(options=[{k: o[k] for k in shown} for o in options],
-                       choice=answer["choice"], chosen=option["representative"],
-                       reasoning=answer["reasoning"] or None, fallback=fallback)
+    shown_keys = ("label", "generators", "sql", "columns", "rows", "row_count")
+    record = Selection(options=[{k: o[k] for k in shown_keys} for o in options],
+                       choice=choice, chosen=option["representative"],
+                       reasoning=None if fallback else reasoning, fallback=fallback,
+                       ballots=ballots if orders > 1 else None)
     data["selection"] = record.to_dict()
     ctx.set_output(record, sql=option["sql"])
     return None
