@@ -22,6 +22,9 @@ _SQL_TAGS = ("sql", "sqlite", "sqlite3", "postgresql", "mysql", "tsql", "plsql")
 _SQL_START = re.compile(r"(?i)^\s*(select|with)\b")
 _STATEMENT_START = re.compile(r"(?im)(?:^|(?<=[:>]))[ \t]*(select|with)\b(?=[\s(*])")
 _INLINE_START = re.compile(r"\b(SELECT|WITH)\b(?=[\s(*])")  # upper case only, mid-sentence
+# What a model puts in a ```sql block that it has nothing to write in (an answer format asked
+# for a further step "only if needed"): not a statement, so never taken as the answer's SQL.
+_PLACEHOLDER = re.compile(r"(?i)^(none|null|n/?a|nothing|empty|-+|\.{3}|…|<\s*sql\s*>)\.?$")
 _SQL_KEYWORDS = frozenset("""
 select from where group by order having limit offset join inner left right outer cross natural
 on using union intersect except all distinct as and or not in is null like glob between case
@@ -217,7 +220,8 @@ def extract_sql_blocks(text: str) -> list[str]:
     statements: list[str] = []
     for body in bodies:
         statements.extend(_split_statements(_strip_comments(body)))
-    return [s for s in (_clean_statement(s) for s in statements) if s]
+    return [s for s in (_clean_statement(s) for s in statements)
+            if s and not _PLACEHOLDER.match(s)]
 
 
 def _sql_from_json(text: str) -> list[str]:

@@ -394,3 +394,14 @@ def test_macsql_answers_a_simple_count_with_the_embedded_model(real_llm, sample_
     result = run_to_end(start_run(PIPELINE, "How many customers are there?", db, real_llm))
     assert result.status == "done", result.error
     assert result.result["ok"] and result.result["rows"] == [list(r) for r in reference.rows]
+
+
+def test_a_sub_question_left_empty_does_not_replace_the_answer():
+    from agents.pipelines.macsql.decomposer import parse_answer
+
+    text = ("Sub question 1: How many cars have over 6 cylinders?\nSQL\n```sql\n"
+            "SELECT COUNT(*) FROM cars_data WHERE cylinders > 6;\n```\n\n"
+            "Sub question 2: None\nSQL\n```sql\nNone\n```\n\nQuestion Solved.")
+    answer = parse_answer(text)
+    assert answer["sql"] == "SELECT COUNT(*) FROM cars_data WHERE cylinders > 6"
+    assert len(answer["sub_questions"]) == 1

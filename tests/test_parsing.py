@@ -126,3 +126,13 @@ def test_extract_sql_blocks_prefers_sql_fences_over_other_fences():
 def test_extract_sql_blocks_empty_without_sql():
     assert extract_sql_blocks("just prose") == []
     assert extract_sql_blocks("") == []
+
+
+@pytest.mark.parametrize("placeholder", ["None", "none;", "N/A", "NULL", "...", "-", "<SQL>"])
+def test_a_placeholder_in_a_sql_block_is_not_a_statement(placeholder):
+    text = (f"Sub question 1: How many cars?\nSQL\n```sql\nSELECT COUNT(*) FROM cars\n```\n"
+            f"Sub question 2: None\nSQL\n```sql\n{placeholder}\n```\nQuestion Solved.")
+    assert extract_sql_blocks(text) == ["SELECT COUNT(*) FROM cars"]
+    assert extract_sql(text) == "SELECT COUNT(*) FROM cars"
+    with pytest.raises(ParseError):
+        extract_sql(f"```sql\n{placeholder}\n```")
