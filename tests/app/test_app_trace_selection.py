@@ -146,7 +146,7 @@ def test_a_selection_in_two_orders_shows_each_ballot(traces):
     at = draw(traces["orders"])
     selection = at.status[-1]
     assert "**Compared in several orders** (each candidate shown first once; the pick made " \
-        "most often wins, a tie keeps the vote's order):" in texts(selection)
+        "most often wins, a tie keeps the vote's order)." in texts(selection)
     ballots = next(d.value for d in selection.dataframe if "picked" in d.value.columns)
     assert list(ballots["shown in the order"]) == ["A B", "B A"]
     assert list(ballots["picked"]) == ["A", "B"]  # always the first shown: a tie

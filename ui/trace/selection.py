@@ -129,7 +129,9 @@ def render_selection_choice(selection: Selection) -> None:
         _rows(option)
     if selection.ballots:
         st.markdown("**Compared in several orders** (each candidate shown first once; the "
-                    "pick made most often wins, a tie keeps the vote's order):")
+                    "pick made most often wins, a tie keeps the vote's order). Each look saw "
+                    "the candidates relabelled A, B, … in the order given, and its reasoning "
+                    "uses those letters; *picked* is the candidate's letter above:")
         st.dataframe([{"shown in the order": " ".join(b.get("order") or []),
                        "picked": b.get("choice") or "answer unusable",
                        "reasoning": b.get("reasoning") or ""} for b in selection.ballots],
