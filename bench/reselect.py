@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agents.cli import UsageError, parse_params  # noqa: E402
 from agents.engine import resume_run, run_to_end  # noqa: E402
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
 from agents.evaluation.records import ResultsFile  # noqa: E402
@@ -37,33 +38,24 @@ from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 
 
-def parse_params(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        spec = next((p for p in PIPELINE.params if p.name == name), None)
-        if spec is None:
-            raise SystemExit(f"selection has no parameter {name!r}")
-        params[name] = spec.coerce(value)
-    return params
-
-
-def reselect(record: dict, overrides: dict, pool: DatabasePool, llm, options: EvalOptions
-             ) -> dict:
+def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, llm,
+             options: EvalOptions) -> dict:
     previous = Run.from_dict(record["run"])
     steps = [e.step for e in previous.events]
     out = {"question_id": record["question_id"], "hardness": record.get("hardness"),
            "before": bool(record["correct"])}
     if "vote" not in steps:
         return {**out, "after": out["before"], "resumed": False}
-    db = pool.get(record["_db_path"])
+    vote = steps.index("vote")
+    db = pool.get(db_path)
     started = time.perf_counter()
-    run = run_to_end(resume_run(PIPELINE, previous, steps.index("vote"), db, llm,
+    run = run_to_end(resume_run(PIPELINE, previous, vote, db, llm,
                                 params={**previous.params, **overrides}))
     verdict = score(db, record["gold_sql"], run.final_sql, options)
-    calls = [c for e in run.events[steps.index("vote"):] for c in e.calls]
+    rerun = run.events[vote:]
+    calls = [c for e in rerun for c in e.calls]
     return {**out, "after": bool(verdict["correct"]), "resumed": True,
-            "steps": [e.step for e in run.events[steps.index("vote"):]],
+            "steps": [e.step for e in rerun],
             "calls": len(calls), "seconds": round(time.perf_counter() - started, 2),
             "sql_before": record.get("pred_sql"), "sql_after": run.final_sql,
             "selection": (run.events[-1].parsed if run.events[-1].step == "select" else None)}
@@ -77,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a selection parameter for the resumed steps (repeatable)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    overrides = parse_params(args.param)
+    try:
+        overrides = parse_params(PIPELINE, args.param)
+    except UsageError as exc:
+        raise SystemExit(str(exc)) from None
 
     from agents.config import load_settings
     from agents.llm import make_client
@@ -89,9 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     rows = []
     for record in records:
-        record["_db_path"] = str(Path(args.data) / "database" / record["db_id"]
-                                 / f"{record['db_id']}.sqlite")
-        row = reselect(record, overrides, pool, llm, options)
+        db_path = str(Path(args.data) / "database" / record["db_id"]
+                      / f"{record['db_id']}.sqlite")
+        row = reselect(record, db_path, overrides, pool, llm, options)
         rows.append(row)
         if row.get("calls"):
             print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "

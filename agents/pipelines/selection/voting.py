@@ -147,13 +147,13 @@ def select(ctx: StepContext) -> None:
     answer_schema = {"type": "object", "required": ["reasoning", "choice"], "properties": {
         "reasoning": {"type": "string"}, "choice": {"type": "string", "enum": labels}}}
     orders = max(1, min(int(ctx.params.get("select_orders") or 1), len(options)))
+    template, schema = load(str(HERE), "select"), schema_text(ctx)
+    question = question_text(ctx.question, grounded_evidence(ctx.evidence, data.get("grounding")))
     ballots: list[dict] = []
     for shift in range(orders):
         shown = options[shift:] + options[:shift]
         relabelled = [{**o, "label": labels[n]} for n, o in enumerate(shown)]
-        prompt = render(load(str(HERE), "select"), schema=schema_text(ctx),
-                        question=question_text(ctx.question, grounded_evidence(
-                            ctx.evidence, data.get("grounding"))),
+        prompt = render(template, schema=schema, question=question,
                         candidates=options_text(relabelled, vote_record.get("total") or 0))
         ballot = {"order": [o["label"] for o in shown], "choice": None, "reasoning": None}
         try:
