@@ -13,6 +13,8 @@ before and after, the questions that changed, and the selection agent's calls an
 Why a resume rather than a new evaluation: the candidates cost 90% of the pipeline's time, and
 one of them is sampled at a temperature above 0, so a new evaluation would change the
 candidates as well as the selection. Resuming measures the selection alone on the same inputs.
+With ``--param generators=...`` the recorded candidates are voted on in the new order of trust
+(the order that breaks ties and orders the selection agent's options).
 Nothing is asserted: it is a measurement.
 """
 
@@ -36,6 +38,7 @@ from agents.evaluation.records import ResultsFile  # noqa: E402
 from agents.evaluation.report import machine_info  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
+from agents.pipelines.selection.generators import plan  # noqa: E402
 
 
 def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, llm,
@@ -48,9 +51,17 @@ def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, ll
         return {**out, "after": out["before"], "resumed": False}
     vote = steps.index("vote")
     db = pool.get(db_path)
+    params = {**previous.params, **overrides}
+    state = None
+    if "generators" in overrides:
+        # The vote's tie order is part of the recorded state (set when the run started), so a
+        # new generator order is written into the state the vote resumes from. The candidates
+        # stay the recorded ones; the order only decides ties and the options' order.
+        before = previous.events[vote - 1].data if vote else previous.start_data
+        state = {**before, "priority": [name for name in plan(PIPELINE.resolve_params(params))[1]
+                                        if name in before["plan"]]}
     started = time.perf_counter()
-    run = run_to_end(resume_run(PIPELINE, previous, vote, db, llm,
-                                params={**previous.params, **overrides}))
+    run = run_to_end(resume_run(PIPELINE, previous, vote, db, llm, params=params, data=state))
     verdict = score(db, record["gold_sql"], run.final_sql, options)
     rerun = run.events[vote:]
     calls = [c for e in rerun for c in e.calls]

@@ -100,11 +100,13 @@ def test_agreeing_candidates_settle_the_vote_without_the_selection_agent(db, llm
     result = run(db, llm)
 
     assert result.status == "done", result.error
+    # default generators: cot, writer and its sample (right after the writer, whose prompt the
+    # server still holds), decomposer
     assert [e.step for e in result.events] == [
-        "ground", "candidate:writer", "candidate:sample1", "candidate:decomposer",
-        "candidate:cot", "vote"]
+        "ground", "candidate:cot", "candidate:writer", "candidate:sample1",
+        "candidate:decomposer", "vote"]
     assert [e.agent for e in result.events[:3]] == [
-        "Value grounding", "Candidate: writer", "Candidate: sample1"]
+        "Value grounding", "Candidate: cot", "Candidate: writer"]
     assert not requests_for(scripted_llm, SELECT_CHOICE)
     vote = result.events[-1].parsed
     assert vote["outcome"] == "decisive" and vote["reason"] == "3 of 4 candidates agree"
@@ -119,10 +121,10 @@ def test_agreeing_candidates_settle_the_vote_without_the_selection_agent(db, llm
     prompts = [last_user_message(r) for r in scripted_llm.requests]
     assert all("singer.country = 'France'" in p for p in prompts)
     # the sample repeats the writer's prompt byte for byte, at a higher temperature
-    writer_req, sample_req = scripted_llm.requests[:2]
+    writer_req, sample_req = scripted_llm.requests[1:3]
     assert writer_req["messages"] == sample_req["messages"]
     assert sample_req["temperature"] == 0.7 and writer_req["temperature"] == 0.0
-    candidate = result.events[3].parsed
+    candidate = result.events[4].parsed
     assert candidate["sub_questions"][0]["sql"] == FRANCE and candidate["rows"] == 2
 
 
@@ -148,6 +150,26 @@ def test_a_tie_goes_to_the_selection_agent_and_its_pick_is_the_answer(db, llm, s
     assert "name\nAnn\nBo\nCleo\n(3 rows)" in prompt  # the results the agent compares
     assert prompt.index("### Database schema") < prompt.index("### Question") \
         < prompt.index("### Candidates")
+
+
+def test_by_default_a_tie_shows_the_chain_of_thought_writer_first(db, llm, scripted_llm):
+    """The default order of trust puts ``cot`` first: it breaks ties and is option A, the
+    option a small selection agent picks most often."""
+    script(scripted_llm, writer=sql_block(ALL), sample=sql_block(ALL),
+           decomposer=decomposition(FRANCE_ALIASED), cot=reasoned(FRANCE),
+           select=choice("A", "A filters on the country."))
+    result = run(db, llm)
+
+    vote = result.events[-2].parsed
+    assert vote["outcome"] == "selection" and vote["reason"].startswith("tie: 2 groups of 2")
+    # the writer and its sample agree, as cot and the decomposer do: cot's group is shown first
+    assert [g["generators"] for g in vote["groups"]] == [
+        ["cot", "decomposer"], ["writer", "sample1"]]
+    prompt = last_user_message(requests_for(scripted_llm, SELECT_CHOICE)[0])
+    candidates = prompt.split("### Candidates", 1)[1]
+    assert candidates.index(f"```sql\n{FRANCE}\n```") < candidates.index(f"```sql\n{ALL}\n```")
+    selection = result.events[-1].parsed
+    assert selection["chosen"] == "cot" and result.final_sql == FRANCE
 
 
 def france_label(req: dict) -> str:
@@ -253,7 +275,8 @@ def test_when_no_candidate_runs_the_run_fails_and_says_so(db, llm, scripted_llm)
 def test_a_candidate_that_times_out_joins_no_group(db, llm, scripted_llm):
     script(scripted_llm, writer=sql_block(FRANCE), decomposer=decomposition(SLOW),
            cot=reasoned(FRANCE_ALIASED))
-    result = run(db, llm, limits=ExecLimits(timeout=0.5), samples=0, repair=False)
+    result = run(db, llm, limits=ExecLimits(timeout=0.5), generators="writer,decomposer,cot",
+                 samples=0, repair=False)
 
     assert result.status == "done", result.error
     timed_out = result.events[2]

@@ -29,11 +29,16 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   ``select_orders`` above 1 it does so again with the candidates rotated and the pick made
   most often wins (a small model tends to pick whatever is shown first).
 
-Defaults and cost: ``writer`` (the best single prompt measured in ``bench/``, a few seconds a
-question), ``decomposer`` and ``cot`` (MAC-SQL and R³ answered the most questions right there
-that the single prompt missed, and their writers reason in steps, so their mistakes differ from
-the writer's) and one sample of the writer, whose agreement with the writer is a cheap sign of
-its confidence. Each prompt puts static text first, the schema next and the question (with
+Defaults and cost: ``cot`` (R³'s SQL-Writer with related examples), ``writer`` (the best
+single prompt measured in ``bench/``, a few seconds a question) and ``decomposer`` (MAC-SQL and
+R³ answered the most questions right there that the single prompt missed, and their writers
+reason in steps, so their mistakes differ from the writer's), and one sample of the writer,
+whose agreement with the writer is a cheap sign of its confidence. The order is the order of
+trust: it breaks ties and orders the selection agent's options, and a small selection agent
+mostly picks the first option shown. ``cot`` comes first because, where the candidates
+disagree, it is right most often (seed-7 traces: 7 of the 13 open votes, against 3 for each
+other generator; the same re-vote on the disjoint sample: +2 answers, ``bench/README.md``),
+while the writer and its sample agree with each other often and so win most decisive votes. Each prompt puts static text first, the schema next and the question (with
 grounded values) last; the sample repeats the writer's prompt byte for byte and a repair
 continues its candidate's conversation, so the local server processes each generator's prompt
 once per question and a sample or a repair costs little more than its output. The selection
@@ -65,7 +70,7 @@ class CandidateSelection(Retrieving, Pipeline):
     paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
              "ICLR 2025): multiple generators, selection by execution")
     params = [
-        GeneratorList("generators", "writer,decomposer,cot", kind="str",
+        GeneratorList("generators", "cot,writer,decomposer", kind="str",
                       help="writers that each propose a candidate, most trusted first (ties "
                            "go to the first): " + ", ".join(
                                f"{g.name} ({g.method})" for g in GENERATORS.values())),
