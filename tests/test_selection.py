@@ -404,6 +404,6 @@ def test_selection_on_the_embedded_model_ends_with_sql_that_runs(real_llm, sampl
                                       database, real_llm))
         assert result.status == "done", result.error
         assert result.final_sql and result.result["ok"], result.result
-        assert [e.step for e in result.events][:2] == ["ground", "candidate:writer"]
+        assert [e.step for e in result.events][:2] == ["ground", "candidate:cot"]
     finally:
         database.close()

@@ -65,8 +65,11 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
         llm = make_client(Settings(provider="openai", base_url=server.base_url,
                                    api_key="test-key", model="scripted-model", cache=False,
                                    max_retries=0, request_timeout=10.0))
-        for name, params in [("selection", {}), ("decisive", {"generators": "writer"}),
-                             ("orders", {"select_orders": 2})]:
+        # the writer first, so that its failure and repair open the trace
+        first = "writer,decomposer,cot"
+        for name, params in [("selection", {"generators": first}),
+                             ("decisive", {"generators": "writer"}),
+                             ("orders", {"generators": first, "select_orders": 2})]:
             server.clear()
             script(server, decisive=name == "decisive")
             run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm, params=params))
