@@ -28,7 +28,7 @@ def initial_data(ctx: StepContext) -> dict:
     if not order:
         raise ValueError("no generator to run: name one in generators or set samples above 0")
     return {
-        "plan": order,          # candidate names in run order: writer, sample1, decomposer, ...
+        "plan": order,          # candidate names in run order: cot, writer, sample1, ...
         "priority": priority,   # the same names, most trusted first (the vote's tie order)
         "grounding": None,      # Grounding.to_dict() of the value lookup
         "candidates": [],       # {"name", "sql", "answer", "examples", "result", "repaired_from"}
