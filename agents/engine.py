@@ -194,7 +194,7 @@ def stop_run(control: RunControl, grace: float = 0.5) -> Run | None:
             return None
         stopped = Run.from_dict(_jsonable(control.run.to_dict()))
     ctx = control._ctx
-    data = stopped.events[-1].data if stopped.events else stopped.start_data
+    data = stopped.state_before(len(stopped.events))
     _conclude(stopped, control._pipeline, data, ctx.db, ctx.limits, stopped=True)
     control.result = stopped
     control.finished.set()
@@ -251,8 +251,7 @@ def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
         step_name = previous.events[from_index].step
     else:
         step_name = previous.events[-1].next_step if previous.events else None
-    before = kept[-1].data if kept else previous.start_data
-    start = copy.deepcopy(data if data is not None else before)
+    start = copy.deepcopy(data if data is not None else previous.state_before(from_index))
     if data is not None and kept:
         kept[-1].data = copy.deepcopy(data)
         kept[-1].edited = True

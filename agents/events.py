@@ -204,6 +204,11 @@ class Run:
             return time.time() - self.started_at
         return self.finished_at - self.started_at
 
+    def state_before(self, index: int) -> dict:
+        """The pipeline state a step at ``index`` starts from: the state after the event
+        before it, or the run's start state for the first step (not a copy)."""
+        return self.events[index - 1].data if index > 0 else self.start_data
+
     def totals(self) -> dict:
         return {
             "llm_calls": self.llm_calls,

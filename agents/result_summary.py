@@ -88,7 +88,7 @@ def summarize_run(run: Run, llm, *, control=None) -> Iterator[StepStarted | Step
     yield StepStarted(index=index, step=SUMMARY_STEP, agent=SUMMARY_AGENT, title=SUMMARY_TITLE)
     event = StepEvent(index=index, step=SUMMARY_STEP, agent=SUMMARY_AGENT, title=SUMMARY_TITLE,
                       started_at=time.time())
-    data = copy.deepcopy(run.events[-1].data) if run.events else copy.deepcopy(run.start_data)
+    data = copy.deepcopy(run.state_before(len(run.events)))
     ctx = StepContext(pipeline=None, run=run, db=None, llm=llm, limits=ExecLimits(),
                       data=data, cancel=getattr(control, "cancel", None),
                       on_partial=getattr(control, "partial", None))

@@ -57,7 +57,7 @@ def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, ll
         # The vote's tie order is part of the recorded state (set when the run started), so a
         # new generator order is written into the state the vote resumes from. The candidates
         # stay the recorded ones; the order only decides ties and the options' order.
-        before = previous.events[vote - 1].data if vote else previous.start_data
+        before = previous.state_before(vote)
         state = {**before, "priority": [name for name in plan(PIPELINE.resolve_params(params))[1]
                                         if name in before["plan"]]}
     started = time.perf_counter()
