@@ -38,7 +38,6 @@ from agents.evaluation.records import ResultsFile  # noqa: E402
 from agents.evaluation.report import machine_info  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
-from agents.pipelines.selection.generators import plan  # noqa: E402
 
 
 def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, llm,
@@ -52,16 +51,8 @@ def reselect(record: dict, db_path: str, overrides: dict, pool: DatabasePool, ll
     vote = steps.index("vote")
     db = pool.get(db_path)
     params = {**previous.params, **overrides}
-    state = None
-    if "generators" in overrides:
-        # The vote's tie order is part of the recorded state (set when the run started), so a
-        # new generator order is written into the state the vote resumes from. The candidates
-        # stay the recorded ones; the order only decides ties and the options' order.
-        before = previous.state_before(vote)
-        state = {**before, "priority": [name for name in plan(PIPELINE.resolve_params(params))[1]
-                                        if name in before["plan"]]}
     started = time.perf_counter()
-    run = run_to_end(resume_run(PIPELINE, previous, vote, db, llm, params=params, data=state))
+    run = run_to_end(resume_run(PIPELINE, previous, vote, db, llm, params=params))
     verdict = score(db, record["gold_sql"], run.final_sql, options)
     rerun = run.events[vote:]
     calls = [c for e in rerun for c in e.calls]

@@ -344,6 +344,28 @@ def test_resuming_the_vote_with_an_edited_candidate_runs_it_again(db, llm, scrip
     assert resumed.final_sql == FRANCE_ALIASED
 
 
+def test_resuming_the_vote_in_another_order_of_trust_breaks_the_tie_that_way(
+        db, llm, scripted_llm):
+    """The tie order is read from ``generators`` at the vote, not from the state the run
+    started with: the recorded candidates, resumed with the decomposer first, put its group
+    first and the selection agent's option A is the decomposer's SQL."""
+    script(scripted_llm, writer=sql_block(ALL), decomposer=decomposition(FRANCE),
+           select=choice("A", "A is first."))
+    first = run(db, llm, generators="writer,decomposer", samples=0)
+    assert first.final_sql == ALL  # option A: the writer's group leads the tie
+    vote_index = [e.step for e in first.events].index("vote")
+
+    resumed = run_to_end(resume_run(PIPELINE, first, vote_index, db, llm,
+                                    params={**first.params, "generators": "decomposer,writer"}))
+    assert resumed.status == "done", resumed.error
+    assert [e.step for e in resumed.events] == [e.step for e in first.events]
+    assert [g["generators"] for g in resumed.events[vote_index].parsed["groups"]] == [
+        ["decomposer"], ["writer"]]
+    assert resumed.events[-1].parsed["chosen"] == "decomposer"
+    assert resumed.final_sql == FRANCE
+    assert "priority" not in resumed.events[-1].data
+
+
 def test_the_step_graph_is_declared():
     assert PIPELINE.edges() == [
         ("retrieve", "ground"), ("retrieve", "candidate"), ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),

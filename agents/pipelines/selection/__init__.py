@@ -45,10 +45,12 @@ once per question and a sample or a repair costs little more than its output. Th
 agent's prompt is its own (its static text is the same for every question), and it runs only
 for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
-State (``ctx.data``): ``plan``, ``priority``, ``grounding``, ``candidates`` (``name``, ``sql``,
+State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
 ``answer``, ``examples``, ``result`` preview, ``repaired_from``), ``vote``, ``selection``,
-``chosen``, ``sql``. Output kinds: ``value_matches``, ``candidate``, ``sql_repair``,
-``candidate_vote``, ``selection`` (:mod:`.outputs`). The final SQL is the chosen candidate's.
+``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
+needed, so a run resumed at the vote with another order votes in that order. Output kinds:
+``value_matches``, ``candidate``, ``sql_repair``, ``candidate_vote``, ``selection``
+(:mod:`.outputs`). The final SQL is the chosen candidate's.
 """
 
 from __future__ import annotations

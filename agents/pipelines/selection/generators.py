@@ -187,6 +187,13 @@ def plan(params: dict) -> tuple[list[str], list[str]]:
     return named[:at] + samples + named[at:], named + samples
 
 
+def priority(params: dict) -> list[str]:
+    """The vote's tie order, most trusted first, read from the run's parameters when it is
+    needed (not kept in the state), so a run resumed with another ``generators`` order votes
+    in that order on the candidates it already has."""
+    return plan(params)[1]
+
+
 def grounded_evidence(evidence: str | None, grounding: dict | None) -> str:
     """The user's evidence followed by the values grounding found (either may be empty)."""
     section = Grounding.from_dict(grounding).prompt_section() if grounding else ""

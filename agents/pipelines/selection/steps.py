@@ -1,7 +1,7 @@
 """The steps before the vote: value grounding, one candidate per generator, one repair each.
 
-Everything a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order and
-the vote's priority, what grounding found, and per candidate its SQL, the model's raw answer,
+Everything a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order,
+what grounding found, and per candidate its SQL, the model's raw answer,
 the examples its prompt held and a short preview of its result. A repair rebuilds the
 candidate's prompt from these and continues that conversation, so the server reuses the prompt
 it has just processed and the model sees its own answer with the error.
@@ -17,19 +17,18 @@ from ...prompts import load, render
 from ...sqltext import same_sql
 from ...value_grounding import ground_question
 from ..r3 import steps as r3_steps
-from .generators import generator_for, grounded_evidence, plan
+from .generators import generator_for, grounded_evidence, plan, priority
 from .outputs import CandidateSQL, ValueMatches
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
 
 
 def initial_data(ctx: StepContext) -> dict:
-    order, priority = plan(ctx.params)
+    order, _ = plan(ctx.params)
     if not order:
         raise ValueError("no generator to run: name one in generators or set samples above 0")
     return {
         "plan": order,          # candidate names in run order: cot, writer, sample1, ...
-        "priority": priority,   # the same names, most trusted first (the vote's tie order)
         "grounding": None,      # Grounding.to_dict() of the value lookup
         "candidates": [],       # {"name", "sql", "answer", "examples", "result", "repaired_from"}
         "vote": None,           # the vote's groups and outcome (see voting.vote_step)
@@ -57,11 +56,11 @@ def entry_of(data: dict, name: str) -> dict:
     raise StepError(f"there is no candidate {name!r} to repair")
 
 
-def leading_sql(data: dict) -> str | None:
+def leading_sql(data: dict, params: dict) -> str | None:
     """The SQL of the most trusted candidate that runs so far (a run stopped before the vote
     still has an answer)."""
     ran = {e["name"]: e["sql"] for e in data["candidates"] if (e.get("result") or {}).get("ok")}
-    return next((ran[name] for name in data["priority"] if name in ran), None)
+    return next((ran[name] for name in priority(params) if name in ran), None)
 
 
 def ground(ctx: StepContext) -> str:
@@ -114,7 +113,7 @@ def candidate(ctx: StepContext, name: str) -> str:
     sql = draft["sql"]
     result = ctx.execute(sql)
     entry.update(sql=sql, answer=raw, result=result.preview(rows=PREVIEW_ROWS))
-    ctx.data["sql"] = leading_sql(ctx.data)
+    ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     record.sub_questions = draft.get("sub_questions")
     record.reasoning = draft.get("reasoning")
     record.ok, record.error, record.error_class = result.ok, result.error, result.error_class
@@ -148,7 +147,7 @@ def repair(ctx: StepContext, name: str) -> str:
         return next_after(ctx, name)
     result = ctx.execute(after)
     entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before)
-    ctx.data["sql"] = leading_sql(ctx.data)
+    ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
     else:
