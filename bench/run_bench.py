@@ -111,6 +111,14 @@ BENCHMARKS = [
               "candidates (resumed from the vote): EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 20 minutes", False,
               _model_and_spider_ready),
+    Benchmark("retry-repeats", ["bench/retry_repeats.py", "--pipeline", "r3", "--results",
+                                "bench/results/seed7-r3-small", "--data", str(SPIDER),
+                                "--param", "repeat_temperature=0.7", "--out",
+                                "bench/runs/retry-seed7-r3.json"],
+              "recorded runs whose repair repeated a failing SQL, resumed from that repair "
+              "with repeat_temperature set: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 10 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -585,3 +585,37 @@ def test_the_compact_repair_is_shown_the_columns_of_the_tables_its_query_uses(db
         repair.index("with all their columns:")
     assert result.final_sql == GOOD_SQL
     assert sorted(r[0] for r in result.result["rows"]) == ["Ann", "Cleo"]
+
+
+def sampled(marker):
+    return lambda req: marker in prompt_text(req) and (req.get("temperature") or 0) > 0
+
+
+def test_a_repair_that_repeats_the_failing_sql_is_asked_again_sampled(db, llm, scripted_llm):
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.when(sampled(REPAIR), json.dumps({"sql": GOOD_SQL}))
+    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}),
+                            CORRECT: json.dumps({"sql": broken}),
+                            REPAIR: json.dumps({"sql": broken})})
+    result = run(db, llm, repeat_temperature=0.8)
+
+    assert result.status == "done", result.error
+    step = event(result, "execution_check")
+    assert [c.messages == step.calls[0].messages for c in step.calls] == [True, True]
+    assert [r["temperature"] for r in scripted_llm.requests if REPAIR in prompt_text(r)] == [
+        0.0, 0.8]
+    assert "asked once more at temperature 0.8" in step.notes[0]
+    assert step.parsed["repairs"][0]["sql_after"] == GOOD_SQL
+    assert result.final_sql == GOOD_SQL
+
+
+def test_without_repeat_temperature_a_repeated_repair_ends_the_check(db, llm, scripted_llm):
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.when(sampled(REPAIR), json.dumps({"sql": GOOD_SQL}))
+    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}),
+                            CORRECT: json.dumps({"sql": broken}),
+                            REPAIR: json.dumps({"sql": broken})})
+    result = run(db, llm)
+    step = event(result, "execution_check")
+    assert len(step.calls) == 1 and "returned the same SQL" in step.notes[0]
+    assert result.status == "failed" and result.final_sql == broken

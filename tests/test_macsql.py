@@ -405,3 +405,29 @@ def test_a_sub_question_left_empty_does_not_replace_the_answer():
     answer = parse_answer(text)
     assert answer["sql"] == "SELECT COUNT(*) FROM cars_data WHERE cylinders > 6"
     assert len(answer["sub_questions"]) == 1
+
+
+def test_a_repair_that_repeats_the_failing_sql_is_asked_again_sampled(small_db, llm,
+                                                                      scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope FROM singer")))
+    scripted_llm.when(lambda req: REFINER in prompt_text(req) and req.get("temperature"),
+                      "```sql\nSELECT COUNT(*) FROM singer WHERE country = 'France'\n```")
+    scripted_llm.when(REFINER, "```sql\nSELECT nope FROM singer;\n```")
+    result = run(small_db, llm, repeat_temperature=0.7)
+
+    first = next(e for e in result.events if e.agent == "Refiner")
+    assert [c.raw.startswith("```sql\nSELECT nope") for c in first.calls] == [True, False]
+    assert [r.get("temperature") for r in requests_for(scripted_llm, REFINER)] == [0.0, 0.7]
+    assert "asked once more at temperature 0.7" in first.notes[0]
+    assert result.final_sql == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    assert result.result["rows"] == [[2]]
+
+
+def test_an_empty_result_repeated_by_the_refiner_is_not_asked_again(small_db, llm, scripted_llm):
+    empty = "SELECT name FROM singer WHERE country = 'Peru'"
+    scripted_llm.when(DECOMPOSER, decomposition(("q", empty)))
+    scripted_llm.when(REFINER, f"```sql\n{empty}\n```")
+    result = run(small_db, llm, "Which singers are from Peru?", repeat_temperature=0.7)
+    assert len(requests_for(scripted_llm, REFINER)) == 1
+    assert "same SQL" in result.events[-1].notes[0]
+    assert result.final_sql == empty

@@ -593,3 +593,23 @@ def test_name_error_context_in_a_join_condition_and_for_a_table_not_joined(db):
     block = name_error_context("no such table: country", "SELECT name FROM country", schema)
     assert "country is a column of singer, which this SQL does not use" in block
     assert name_error_context("near \"FROM\": syntax error", bare, schema) == ""
+
+
+def test_a_correction_that_repeats_the_failing_sql_is_asked_again_sampled(db, llm,
+                                                                          scripted_llm):
+    """The second try replaces the repeated answer in the writer's dialogue, so the next
+    prompt holds one answer per correction."""
+    scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
+                      writer(SQL_A, "Fixed."), invitation(1), approve(), approve())
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8)
+
+    assert result.status == "done", result.error
+    fixes = [e for e in result.events if e.step == "fix"]
+    assert len(fixes) == 1 and len(fixes[0].calls) == 2
+    assert [r.get("temperature") for r in scripted_llm.requests[1:3]] == [0.0, 0.8]
+    assert scripted_llm.requests[1]["messages"] == scripted_llm.requests[2]["messages"]
+    assert "asked once more at temperature 0.8" in fixes[0].notes[0]
+    assert fixes[0].parsed["sql_after"] == SQL_A
+    assert [m["content"] for m in fixes[0].data["dialogue"]].count(
+        writer(ALIAS_ERROR, "Again.")) == 0
+    assert result.final_sql == SQL_A

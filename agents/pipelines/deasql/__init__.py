@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from .. import repeat_retry
 from .shared import PAPER, VARIANTS, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
@@ -63,6 +64,7 @@ class DeaSQL(Retrieving, Pipeline):
         ParamSpec("repair_attempts", 1, min=0, max=3,
                   help="if the final SQL fails to run, how often the model may repair it from "
                        "the error (not in the paper)"),
+        repeat_retry.param_spec(),
         ParamSpec("variant", PAPER, kind="choice", choices=list(VARIANTS),
                   help="paper: the paper's prompts and filter; compact, for small models: the "
                        "filter keeps whole tables (and tables the question names or a join "

@@ -20,6 +20,7 @@ from ...engine import StepContext, StepError
 from ...error_hints import query_tables
 from ...outputs import ExecutionCheck
 from ...sqltext import same_sql
+from ..repeat_retry import ask_unrepeated
 from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
                      table_info, variant)
 
@@ -58,13 +59,16 @@ def run(ctx: StepContext) -> None:
         error = result.feedback()
         extra = ({"columns": tables_in_view(sql, result.error, ctx.schema)}
                  if style == COMPACT else {})
-        fixed = ctx.ask(prompt("execution_repair_compact" if style == COMPACT
-                               else "execution_repair", table_info=table_info(ctx.schema),
-                               foreign_keys=", ".join(foreign_key_lines(ctx.schema)) or "None",
-                               question=ctx.question.strip(), hint=hint_text(ctx.evidence),
-                               sql=sql, error=error, **extra),
-                        parse=parse_sql, json_schema=SQL_ANSWER_SCHEMA,
-                        max_tokens=MAX_TOKENS)
+        messages = prompt("execution_repair_compact" if style == COMPACT
+                          else "execution_repair", table_info=table_info(ctx.schema),
+                          foreign_keys=", ".join(foreign_key_lines(ctx.schema)) or "None",
+                          question=ctx.question.strip(), hint=hint_text(ctx.evidence),
+                          sql=sql, error=error, **extra)
+        fixed = ask_unrepeated(
+            ctx, lambda temperature: ctx.ask(messages, parse=parse_sql,
+                                             json_schema=SQL_ANSWER_SCHEMA,
+                                             max_tokens=MAX_TOKENS, temperature=temperature),
+            lambda answer: answer, [sql, *(h["sql_before"] for h in history)])
         history.append({"error": error, "error_class": result.error_class, "sql_before": sql,
                         "sql_after": fixed, "attempt": attempt})
         if same_sql(fixed, sql):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from .. import repeat_retry
 from ..common import macsql_schema
 from . import decomposer, refiner, selector
 
@@ -40,6 +41,7 @@ class MacSQL(Retrieving, Pipeline):
         ParamSpec("refine_empty_result", True,
                   help="treat SQL that runs but returns no rows as a failure to repair, as the "
                        "paper does"),
+        repeat_retry.param_spec(),
     ]
     steps = [
         retrieval_step(then=("selector",)),

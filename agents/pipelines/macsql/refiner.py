@@ -18,6 +18,7 @@ from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
+from ..repeat_retry import ask_unrepeated
 
 HERE = Path(__file__).parent
 
@@ -53,7 +54,10 @@ def run(ctx: StepContext) -> str | None:
     prompt = render(load(str(HERE), "refiner"), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(ctx.evidence), sql=sql,
                     sqlite_error=shown_error, exception_class=error_class)
-    repaired = ctx.ask(user_message(prompt), parse=extract_sql).strip()
+    repaired = ask_unrepeated(
+        ctx, lambda temperature: ctx.ask(user_message(prompt), parse=extract_sql,
+                                         temperature=temperature).strip(),
+        lambda answer: answer, [] if result.ok else [sql])  # an empty result is not retried
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
     ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from .. import repeat_retry
 from . import steps
 
 
@@ -68,6 +69,7 @@ class R3Pipeline(Retrieving, Pipeline):
                   "table the SQL uses with its aliases and columns, and which alias to write or "
                   "table to join for the missing name", kind="choice",
                   choices=["paper", "tables"]),
+        repeat_retry.param_spec(),
     ]
     steps = [
         retrieval_step(then=("write",)),

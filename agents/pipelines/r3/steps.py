@@ -26,6 +26,7 @@ from .replies import (distinct_personas, parse_personas, parse_review, parse_wri
 from .name_context import name_error_context
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
+from ..repeat_retry import ask_unrepeated
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -97,7 +98,7 @@ def first_writer_prompt(ctx: StepContext) -> str:
                   evidence=evidence_block(ctx, "### EVIDENCE:"), question=ctx.question)
 
 
-def ask_writer(ctx: StepContext, new_message: str | None):
+def ask_writer(ctx: StepContext, new_message: str | None, temperature: float | None = None):
     """One writer answer in its truncated dialogue; returns the parsed reply and records it."""
     first = first_writer_prompt(ctx)
     if new_message is None:
@@ -106,7 +107,7 @@ def ask_writer(ctx: StepContext, new_message: str | None):
         messages = dialogue.writer_messages(first, ctx.data["dialogue"], new_message,
                                             ctx.params["history_turns"])
     reply, raw = ctx.ask(messages, parse=lambda text: (parse_writer_reply(text), text),
-                         max_tokens=WRITER_MAX_TOKENS)
+                         max_tokens=WRITER_MAX_TOKENS, temperature=temperature)
     if new_message is None:
         ctx.data["dialogue"] = [{"role": "assistant", "content": raw}]
     else:
@@ -238,7 +239,14 @@ def fix(ctx: StepContext) -> str:
     ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1),
                    prompt=ctx.params["fix_prompt"])
     message = correction_message(ctx, before, error)
-    reply = ask_writer(ctx, message)
+    history = ctx.data.get("dialogue")
+
+    def ask(temperature):
+        ctx.data["dialogue"] = history  # a second try replaces the repeated answer
+        return ask_writer(ctx, message, temperature)
+
+    reply = ask_unrepeated(ctx, ask, lambda answer: answer.sql,
+                           [before, *(data.get("failed_sqls") or [])])
     data["sql"] = reply.sql
     ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
                              sql_before=before, sql_after=reply.sql,

@@ -1,0 +1,108 @@
+"""Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
+
+What ``bench/reselect.py`` and ``bench/retry_repeats.py`` are made of. A change that acts only from a
+certain step on (the vote's order of trust; what a repair does when the model repeats itself)
+is measured by resuming each recorded run at that step with the engine's ``resume_run``, as the
+app's "resume from here" does: every step before it is the recorded one, so the measurement
+shows what the change does on the same inputs, at the cost of the steps after it only. A run
+without such a step is unchanged by construction and keeps its recorded verdict. Each new final
+SQL is scored with the evaluation's own scoring on the question's database, on the embedded
+model (temperature as the pipeline sets it, no response cache).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..engine import Pipeline, resume_run, run_to_end
+from ..events import Run
+from .harness import DatabasePool, EvalOptions, score
+from .records import ResultsFile
+from .report import machine_info
+
+FindStep = Callable[[Run], "int | None"]     # the index to resume a recorded run from, or None
+Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's row
+
+
+def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: Describe,
+                  db_path: str, overrides: dict, pool: DatabasePool, llm,
+                  options: EvalOptions) -> dict:
+    previous = Run.from_dict(record["run"])
+    out = {"question_id": record["question_id"], "hardness": record.get("hardness"),
+           "before": bool(record["correct"])}
+    index = find(previous)
+    if index is None:
+        return {**out, "after": out["before"], "resumed": False}
+    db = pool.get(db_path)
+    params = {**previous.params, **overrides}
+    started = time.perf_counter()
+    run = run_to_end(resume_run(pipeline, previous, index, db, llm, params=params))
+    verdict = score(db, record["gold_sql"], run.final_sql, options)
+    rerun = run.events[index:]
+    calls = [c for e in rerun for c in e.calls]
+    return {**out, "after": bool(verdict["correct"]), "resumed": True,
+            "from_step": previous.events[index].step if index < len(previous.events) else None,
+            "steps": [e.step for e in rerun], "status": run.status,
+            "runs_before": bool((record.get("pred") or {}).get("ok")),
+            "runs_after": bool((verdict.get("pred") or {}).get("ok")),
+            "calls": len(calls), "seconds": round(time.perf_counter() - started, 2),
+            "sql_before": record.get("pred_sql"), "sql_after": run.final_sql,
+            **describe(run, index)}
+
+
+def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: Describe,
+         description: str) -> int:
+    import argparse
+
+    from ..cli import UsageError, parse_params
+    from ..config import load_settings
+    from ..llm import make_client
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--results", required=True, help="evaluation folder with results.jsonl")
+    parser.add_argument("--data", required=True, help="the Spider folder it was evaluated on")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help=f"a {pipeline.name} parameter for the resumed steps (repeatable)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    try:
+        overrides = parse_params(pipeline, args.param)
+    except UsageError as exc:
+        raise SystemExit(str(exc)) from None
+
+    llm = make_client(load_settings(provider="local", cache=False))
+    pool, options = DatabasePool(), EvalOptions()
+    records = [r for r in ResultsFile(Path(args.results) / "results.jsonl").read()
+               if r["pipeline"] == pipeline.name]
+    load_before = os.getloadavg()
+    rows = []
+    for record in records:
+        db_path = str(Path(args.data) / "database" / record["db_id"]
+                      / f"{record['db_id']}.sqlite")
+        row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
+                            options)
+        rows.append(row)
+        if row["resumed"]:
+            print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
+                  f"({row['calls']} calls, {row['seconds']} s)", flush=True)
+    resumed = [r for r in rows if r["resumed"]]
+    report = {
+        "machine": machine_info(), "load_average_before": load_before,
+        "load_average_after": os.getloadavg(), "results": args.results,
+        "pipeline": pipeline.name, "params": overrides,
+        "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
+        "ex_after": sum(r["after"] for r in rows),
+        "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
+        "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
+        "resumed_runs": len(resumed), "resumed_calls": sum(r["calls"] for r in resumed),
+        "resumed_seconds_p50": (round(statistics.median(r["seconds"] for r in resumed), 2)
+                                if resumed else None),
+        "rows": rows}
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
+    return 0

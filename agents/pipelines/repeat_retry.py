@@ -1,0 +1,51 @@
+"""A repair that repeats SQL that already failed is asked once more, sampled.
+
+A small model asked at temperature 0 to correct a failing query often answers with the same
+query, even when the error and its hint name the column it should use and the prompt says the
+query failed before; asked again with the same messages it can only repeat itself, so the
+repair loop ends on the error (in the traces this ended 7 of 54 R³ runs with its small-model
+options, and 5 of 76 DEA-SQL runs with its compact prompts). Asking the same messages once more
+at a temperature above 0 gives the model another chance to follow the hint; it costs one call
+only when the first answer repeated a failure, and changes nothing otherwise.
+
+Pipelines with a repair loop offer it as the ``repeat_temperature`` parameter (0: off, the
+loop as before); the retry is a second call of the same step, and the step's note says why.
+Only SQL that failed to run counts as a failure here: MAC-SQL's Refiner also repairs SQL that
+returns no rows, and a model that answers an empty result with the same SQL is often right.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, TypeVar
+
+from ..engine import ParamSpec, StepContext
+from ..sqltext import same_sql
+
+T = TypeVar("T")
+
+PARAM = "repeat_temperature"
+
+
+def param_spec(default: float = 0.0) -> ParamSpec:
+    return ParamSpec(PARAM, default, min=0.0, max=2.0,
+                     help="when a repair answers with SQL that already failed, ask once more "
+                          "at this temperature (0: off; not in the paper)")
+
+
+def repeats(sql: str | None, failed: Iterable[str | None]) -> bool:
+    """Whether ``sql`` is (up to layout) one of the ``failed`` queries."""
+    return bool(sql) and any(f and same_sql(sql, f) for f in failed)
+
+
+def ask_unrepeated(ctx: StepContext, ask: Callable[[float | None], T],
+                   sql_of: Callable[[T], str | None], failed: Iterable[str | None]) -> T:
+    """``ask(None)`` (the step's usual call); when its SQL repeats one of ``failed`` and the
+    run's ``repeat_temperature`` is above 0, ``ask(temperature)`` once more and return that."""
+    failed = list(failed)
+    answer = ask(None)
+    temperature = float(ctx.params.get(PARAM) or 0)
+    if temperature <= 0 or not repeats(sql_of(answer), failed):
+        return answer
+    ctx.note(f"The repair repeated SQL that already failed; asked once more at temperature "
+             f"{temperature:g} ({PARAM}).")
+    return ask(temperature)

@@ -1,0 +1,90 @@
+"""Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
+``bench/reselect.py``), against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.database import open_database
+from agents.engine import run_to_end, start_run
+from agents.evaluation.harness import DatabasePool, EvalOptions
+from agents.evaluation.resume_recorded import resume_record
+from agents.pipelines.r3 import PIPELINE
+from dbfactory import SINGERS_SQL, make_db
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+QUESTION = "What are the names of singers from France?"
+GOLD = "SELECT name FROM singer WHERE country = 'France'"
+WRONG = "SELECT nme FROM singer WHERE country = 'France'"
+
+
+def reply(sql: str) -> str:
+    return f"The question asks for names.\n```sql\n{sql};\n```"
+
+
+@pytest.fixture
+def retry_repeats(monkeypatch):
+    spec = importlib.util.spec_from_file_location("retry_repeats", BENCH / "retry_repeats.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "retry_repeats", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return str(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
+
+
+def test_a_run_that_repeated_its_failing_repair_is_resumed_there_and_scored(
+        db_path, llm, scripted_llm, retry_repeats):
+    # recorded without the retry: the correction repeats the failing SQL until the loop ends
+    scripted_llm.push(reply(WRONG), *[reply(WRONG)] * 3)
+    db = open_database(db_path)
+    recorded = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
+                                    params={"k": 0, "max_fix_attempts": 3}))
+    db.close()
+    assert recorded.status == "failed"
+    index = retry_repeats.first_repeat(recorded)
+    assert recorded.events[index].step == "fix" and index == 2  # write, execute, fix
+    record = {"question_id": 1, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": WRONG, "pred": {"ok": False}, "run": recorded.to_dict()}
+
+    # resumed with the retry: the first fix repeats again at temperature 0, the sampled one
+    # is right, and the run goes on to its reviewer, who approves
+    scripted_llm.clear()
+    scripted_llm.when(lambda req: req.get("temperature"), reply(GOLD))
+    scripted_llm.push(reply(WRONG), "```json\n{\"Reviewer 1\": \"SQL\"}\n```",
+                      "COMMENT: right.\nVERDICT: approve")
+    row = resume_record(record, PIPELINE, retry_repeats.first_repeat, retry_repeats.retried,
+                        db_path, {"repeat_temperature": 0.7, "n_reviewers": 1}, DatabasePool(),
+                        llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "fix"
+    assert (row["before"], row["after"]) == (False, True)
+    assert (row["runs_before"], row["runs_after"]) == (False, True)
+    assert row["retries"] == 1 and row["sql_after"].rstrip(";") == GOLD
+    assert row["steps"][:2] == ["fix", "execute"]
+
+
+def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripted_llm,
+                                                           retry_repeats):
+    scripted_llm.push(reply(GOLD), "```json\n{\"Reviewer 1\": \"SQL\"}\n```",
+                      "COMMENT: right.\nVERDICT: approve")
+    db = open_database(db_path)
+    recorded = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
+                                    params={"k": 0, "n_reviewers": 1}))
+    db.close()
+    assert retry_repeats.first_repeat(recorded) is None
+    record = {"question_id": 2, "correct": True, "gold_sql": GOLD, "pred_sql": GOLD,
+              "run": recorded.to_dict()}
+    calls = len(scripted_llm.requests)
+    row = resume_record(record, PIPELINE, retry_repeats.first_repeat, retry_repeats.retried,
+                        db_path, {"repeat_temperature": 0.7}, DatabasePool(), llm,
+                        EvalOptions())
+    assert row == {"question_id": 2, "hardness": None, "before": True, "after": True,
+                   "resumed": False}
+    assert len(scripted_llm.requests) == calls
