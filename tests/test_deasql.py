@@ -587,16 +587,18 @@ def test_the_compact_repair_is_shown_the_columns_of_the_tables_its_query_uses(db
     assert sorted(r[0] for r in result.result["rows"]) == ["Ann", "Cleo"]
 
 
-def sampled(marker):
-    return lambda req: marker in prompt_text(req) and (req.get("temperature") or 0) > 0
+def script_repeating_repair(server) -> str:
+    """A failing SQL whose repair repeats it at temperature 0; a sampled repair is right."""
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    server.when(lambda req: REPAIR in prompt_text(req) and (req.get("temperature") or 0) > 0,
+                json.dumps({"sql": GOOD_SQL}))
+    script(server, **{GENERATE: json.dumps({"sql": broken}), CORRECT: json.dumps({"sql": broken}),
+                      REPAIR: json.dumps({"sql": broken})})
+    return broken
 
 
 def test_a_repair_that_repeats_the_failing_sql_is_asked_again_sampled(db, llm, scripted_llm):
-    broken = "SELECT nme FROM singer WHERE country = 'France'"
-    scripted_llm.when(sampled(REPAIR), json.dumps({"sql": GOOD_SQL}))
-    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}),
-                            CORRECT: json.dumps({"sql": broken}),
-                            REPAIR: json.dumps({"sql": broken})})
+    broken = script_repeating_repair(scripted_llm)
     result = run(db, llm, repeat_temperature=0.8)
 
     assert result.status == "done", result.error
@@ -610,11 +612,7 @@ def test_a_repair_that_repeats_the_failing_sql_is_asked_again_sampled(db, llm, s
 
 
 def test_without_repeat_temperature_a_repeated_repair_ends_the_check(db, llm, scripted_llm):
-    broken = "SELECT nme FROM singer WHERE country = 'France'"
-    scripted_llm.when(sampled(REPAIR), json.dumps({"sql": GOOD_SQL}))
-    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}),
-                            CORRECT: json.dumps({"sql": broken}),
-                            REPAIR: json.dumps({"sql": broken})})
+    broken = script_repeating_repair(scripted_llm)
     result = run(db, llm)
     step = event(result, "execution_check")
     assert len(step.calls) == 1 and "returned the same SQL" in step.notes[0]
