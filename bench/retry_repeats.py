@@ -1,4 +1,4 @@
-"""Recorded runs whose repair repeated a failing SQL, resumed with ``repeat_temperature`` set.
+"""Recorded runs whose repair repeated a failing SQL, resumed with ``repeat_temperature``.
 
 ``python bench/retry_repeats.py --pipeline r3 --results bench/results/seed7-r3-small --data
 ../shared/data/spider --param repeat_temperature=0.7 --out bench/results/retry-seed7-r3.json``
@@ -6,11 +6,12 @@
 For every run of ``--pipeline`` (``r3``, ``deasql`` or ``macsql``) in an evaluation folder, the
 first step whose repair answered with SQL that had already failed in that run (R³'s ``fix``,
 DEA-SQL's ``execution_check``, MAC-SQL's ``refiner``) is resumed with the given parameters:
-the step asks its usual question again at temperature 0 and, when the answer repeats a failure
-again, once more sampled (:mod:`agents.pipelines.repeat_retry`), then the run goes on as the
-pipeline goes. Runs without such a step do not reach the retry and keep their recorded verdict
-(``agents/evaluation/resume_recorded.py``). It prints, and writes to ``--out``, EX before and after, the
-questions that changed, and the resumed steps' calls and seconds.
+the step asks its usual question again (temperature 0 in an evaluation) and, when the answer
+repeats a failure again, once more sampled (:mod:`agents.pipelines.repeat_retry`), then the
+run goes on as the pipeline goes. Runs without such a step do not reach the retry and keep
+their recorded verdict (:mod:`agents.evaluation.resume_recorded`). It prints, and writes to
+``--out``, EX before and after, the questions that changed, and the resumed steps' calls and
+seconds.
 Nothing is asserted: it is a measurement.
 """
 
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
-from agents.pipelines.repeat_retry import repeats  # noqa: E402
+from agents.pipelines.repeat_retry import RETRY_NOTE, repeats  # noqa: E402
 
 PIPELINES = ("r3", "deasql", "macsql")
 
@@ -54,7 +55,7 @@ def first_repeat(run: Run) -> int | None:
 
 def retried(run: Run, index: int) -> dict:
     notes = [n for e in run.events[index:] for n in e.notes]
-    return {"retries": sum("asked once more at temperature" in n for n in notes)}
+    return {"retries": sum(RETRY_NOTE in n for n in notes)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     first.add_argument("--pipeline", choices=PIPELINES)
     known, rest = first.parse_known_args(argv)
     if known.pipeline is None:
-        print(__doc__.split("\n\n")[1] if {"-h", "--help"} & set(rest) else
-              f"--pipeline is required: one of {', '.join(PIPELINES)}", file=sys.stderr)
+        if {"-h", "--help"} & set(rest):
+            print(__doc__)
+            return 0
+        print(f"--pipeline is required: one of {', '.join(PIPELINES)}", file=sys.stderr)
         return 2
     return resume_main(rest, get_pipeline(known.pipeline), first_repeat, retried,
                        __doc__.split("\n\n")[0])

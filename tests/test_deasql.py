@@ -598,7 +598,7 @@ def script_repeating_repair(server) -> str:
 
 
 def test_a_repair_that_repeats_the_failing_sql_is_asked_again_sampled(db, llm, scripted_llm):
-    broken = script_repeating_repair(scripted_llm)
+    script_repeating_repair(scripted_llm)
     result = run(db, llm, repeat_temperature=0.8)
 
     assert result.status == "done", result.error
@@ -617,3 +617,17 @@ def test_without_repeat_temperature_a_repeated_repair_ends_the_check(db, llm, sc
     step = event(result, "execution_check")
     assert len(step.calls) == 1 and "returned the same SQL" in step.notes[0]
     assert result.status == "failed" and result.final_sql == broken
+
+
+def test_an_unusable_sampled_repair_leaves_the_first_answer(db, llm, scripted_llm):
+    broken = "SELECT nme FROM singer WHERE country = 'France'"
+    scripted_llm.when(lambda req: REPAIR in prompt_text(req) and req.get("temperature"),
+                      "I do not know.")
+    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}), CORRECT: json.dumps({"sql": broken}),
+                            REPAIR: json.dumps({"sql": broken})})
+    result = run(db, llm, repeat_temperature=0.8)
+    step = event(result, "execution_check")
+    assert len(step.calls) == 3  # the repair, the sampled one and its parse retry
+    assert "the first answer stands" in step.notes[1]
+    assert step.parsed["repairs"][0]["sql_after"] == broken
+    assert result.status == "failed" and "does not run" in step.error

@@ -431,3 +431,18 @@ def test_an_empty_result_repeated_by_the_refiner_is_not_asked_again(small_db, ll
     assert len(requests_for(scripted_llm, REFINER)) == 1
     assert "same SQL" in result.events[-1].notes[0]
     assert result.final_sql == empty
+
+
+def test_a_repair_that_returns_to_an_earlier_failing_sql_is_asked_again(small_db, llm,
+                                                                        scripted_llm):
+    right = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope FROM singer")))
+    scripted_llm.when(lambda req: REFINER in prompt_text(req) and req.get("temperature"),
+                      f"```sql\n{right}\n```")
+    answers = iter(["SELECT nope2 FROM singer", "SELECT nope FROM singer"])
+    scripted_llm.when(REFINER, lambda req: f"```sql\n{next(answers)}\n```")
+    result = run(small_db, llm, repeat_temperature=0.7)
+
+    temperatures = [r.get("temperature") for r in requests_for(scripted_llm, REFINER)]
+    assert temperatures == [0.0, 0.0, 0.7]  # nope -> nope2 -> nope again: asked once more
+    assert result.final_sql == right and result.result["rows"] == [[2]]

@@ -610,6 +610,26 @@ def test_a_correction_that_repeats_the_failing_sql_is_asked_again_sampled(db, ll
     assert scripted_llm.requests[1]["messages"] == scripted_llm.requests[2]["messages"]
     assert "asked once more at temperature 0.8" in fixes[0].notes[0]
     assert fixes[0].parsed["sql_after"] == SQL_A
-    assert [m["content"] for m in fixes[0].data["dialogue"]].count(
-        writer(ALIAS_ERROR, "Again.")) == 0
+    correction = last_user_message(scripted_llm.requests[1])
+    assert fixes[0].data["dialogue"] == [
+        {"role": "assistant", "content": writer(ALIAS_ERROR, "First try.")},
+        {"role": "user", "content": correction},
+        {"role": "assistant", "content": writer(SQL_A, "Fixed.")}]
+    assert result.final_sql == SQL_A
+
+
+def test_an_unusable_sampled_correction_leaves_the_first_answer_in_the_dialogue(
+        db, llm, scripted_llm):
+    scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
+                      "no idea", "still no idea", writer(SQL_A, "Fixed."), invitation(1),
+                      approve())
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8)
+
+    assert result.status == "done", result.error
+    first_fix = next(e for e in result.events if e.step == "fix")
+    assert len(first_fix.calls) == 3 and "the first answer stands" in first_fix.notes[1]
+    assert first_fix.parsed["sql_after"] == ALIAS_ERROR
+    assert first_fix.data["dialogue"][-1] == {"role": "assistant",
+                                              "content": writer(ALIAS_ERROR, "Again.")}
+    assert len(first_fix.data["dialogue"]) == 3
     assert result.final_sql == SQL_A

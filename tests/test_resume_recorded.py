@@ -1,5 +1,6 @@
-"""Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
-``bench/reselect.py``), against the scripted OpenAI-compatible server."""
+"""Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``; the vote
+resumed with another order is in ``tests/test_selection.py``), against the scripted
+OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def test_a_run_that_repeated_its_failing_repair_is_resumed_there_and_scored(
     assert (row["runs_before"], row["runs_after"]) == (False, True)
     assert row["retries"] == 1 and row["sql_after"].rstrip(";") == GOLD
     assert row["steps"][:2] == ["fix", "execute"]
+    assert row["calls"] == 4  # the fix twice, the invitation, the review
 
 
 def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripted_llm,
@@ -88,3 +90,38 @@ def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripte
     assert row == {"question_id": 2, "hardness": None, "before": True, "after": True,
                    "resumed": False}
     assert len(scripted_llm.requests) == calls
+
+
+def event(step, kind, parsed):
+    from agents.events import StepEvent
+    return StepEvent(index=0, step=step, agent=step, title=step, status="ok", kind=kind,
+                     parsed=parsed)
+
+
+def test_first_repeat_reads_each_pipeline_s_repairs(retry_repeats):
+    from agents.events import Run
+    dea = Run(pipeline="deasql", question="q", db_name="d", events=[
+        event("sql_generation", "sql_draft", {"sql": "A"}),
+        event("execution_check", "execution_check", {"ok": False, "repairs": [
+            {"sql_before": "SELECT a FROM t", "sql_after": "SELECT a  FROM t",
+             "error_class": "OperationalError"}]})])
+    assert retry_repeats.first_repeat(dea) == 1
+    mac = Run(pipeline="macsql", question="q", db_name="d", events=[
+        event("refiner", "sql_repair", {"sql_before": "SELECT x FROM t WHERE 0",
+                                        "sql_after": "SELECT x FROM t WHERE 0",
+                                        "error_class": "EmptyResult"}),
+        event("refiner", "sql_repair", {"sql_before": "SELECT y FROM t",
+                                        "sql_after": "SELECT z FROM t",
+                                        "error_class": "OperationalError"}),
+        event("refiner", "sql_repair", {"sql_before": "SELECT z FROM t",
+                                        "sql_after": "SELECT y FROM t",
+                                        "error_class": "OperationalError"})])
+    assert retry_repeats.first_repeat(mac) == 2  # an empty result repeated is not a failure
+
+
+def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repeats):
+    record = {"question_id": 3, "correct": False, "gold_sql": GOLD, "pred_sql": None,
+              "run": None}
+    row = resume_record(record, PIPELINE, retry_repeats.first_repeat, retry_repeats.retried,
+                        db_path, {}, DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] is False and row["after"] is False

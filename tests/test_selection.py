@@ -12,6 +12,7 @@ from agents import cli
 from agents.database import open_database
 from agents.engine import END, ExecLimits, resume_run, run_to_end, start_run
 from agents.pipelines.selection import PIPELINE
+from agents.pipelines.selection.generators import priority
 from dbfactory import SINGERS_SQL, make_db
 from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE,
                             WRITER)
@@ -364,6 +365,12 @@ def test_resuming_the_vote_in_another_order_of_trust_breaks_the_tie_that_way(
     assert resumed.events[-1].parsed["chosen"] == "decomposer"
     assert resumed.final_sql == FRANCE
     assert "priority" not in resumed.events[-1].data
+
+
+def test_candidates_the_new_order_leaves_out_still_count_last():
+    params = {"generators": "decomposer", "samples": 0}
+    assert priority(params, ["cot", "writer", "sample1", "decomposer"]) == [
+        "decomposer", "cot", "writer", "sample1"]
 
 
 def test_the_step_graph_is_declared():

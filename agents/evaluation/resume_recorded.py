@@ -1,13 +1,16 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
-What ``bench/reselect.py`` and ``bench/retry_repeats.py`` are made of. A change that acts only from a
-certain step on (the vote's order of trust; what a repair does when the model repeats itself)
-is measured by resuming each recorded run at that step with the engine's ``resume_run``, as the
-app's "resume from here" does: every step before it is the recorded one, so the measurement
+What ``bench/reselect.py`` and ``bench/retry_repeats.py`` are made of. A change that acts
+only from a certain step on (the vote's order of trust; what a repair does when the model
+repeats itself) is measured by resuming each recorded run at that step with the engine's
+``resume_run``, as the app's "resume from here" does: every step before it is the recorded one, so the measurement
 shows what the change does on the same inputs, at the cost of the steps after it only. A run
 without such a step is unchanged by construction and keeps its recorded verdict. Each new final
 SQL is scored with the evaluation's own scoring on the question's database, on the embedded
-model (temperature as the pipeline sets it, no response cache).
+model (temperature as the pipeline sets it, no response cache). The resumed steps run on the
+question's own database with the default query limits and no example bank: measure folders
+evaluated that way (not ``--ask-db`` ones). A results line without a run (its database could
+not be opened) keeps its verdict too.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's r
 def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: Describe,
                   db_path: str, overrides: dict, pool: DatabasePool, llm,
                   options: EvalOptions) -> dict:
-    previous = Run.from_dict(record["run"])
     out = {"question_id": record["question_id"], "hardness": record.get("hardness"),
            "before": bool(record["correct"])}
-    index = find(previous)
+    previous = Run.from_dict(record["run"]) if record.get("run") else None
+    index = find(previous) if previous is not None else None
     if index is None:
         return {**out, "after": out["before"], "resumed": False}
     db = pool.get(db_path)
@@ -87,10 +90,11 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
                             options)
         rows.append(row)
-        if row["resumed"]:
+        if row["resumed"] and row["calls"]:
             print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
                   f"({row['calls']} calls, {row['seconds']} s)", flush=True)
     resumed = [r for r in rows if r["resumed"]]
+    called = [r for r in resumed if r["calls"]]
     report = {
         "machine": machine_info(), "load_average_before": load_before,
         "load_average_after": os.getloadavg(), "results": args.results,
@@ -99,9 +103,11 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         "ex_after": sum(r["after"] for r in rows),
         "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
         "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
-        "resumed_runs": len(resumed), "resumed_calls": sum(r["calls"] for r in resumed),
-        "resumed_seconds_p50": (round(statistics.median(r["seconds"] for r in resumed), 2)
-                                if resumed else None),
+        "resumed_runs": len(resumed),
+        # the resumed runs that called the model (a decisive vote resumed does not)
+        "runs_with_calls": len(called), "calls": sum(r["calls"] for r in called),
+        "seconds_p50": (round(statistics.median(r["seconds"] for r in called), 2)
+                        if called else None),
         "rows": rows}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))

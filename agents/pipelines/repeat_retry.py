@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypeVar
 
-from ..engine import ParamSpec, StepContext
+from ..engine import ParamSpec, StepContext, UnparseableAnswer
 from ..sqltext import same_sql
 
 T = TypeVar("T")
 
 PARAM = "repeat_temperature"
+RETRY_NOTE = "asked once more at temperature"
 
 
 def param_spec(default: float = 0.0) -> ParamSpec:
@@ -37,15 +38,30 @@ def repeats(sql: str | None, failed: Iterable[str | None]) -> bool:
     return bool(sql) and any(f and same_sql(sql, f) for f in failed)
 
 
+def retried(ctx: StepContext) -> bool:
+    """Whether this step has asked its repair a second time."""
+    return any(RETRY_NOTE in note for note in ctx.event.notes)
+
+
 def ask_unrepeated(ctx: StepContext, ask: Callable[[float | None], T],
-                   sql_of: Callable[[T], str | None], failed: Iterable[str | None]) -> T:
-    """``ask(None)`` (the step's usual call); when its SQL repeats one of ``failed`` and the
-    run's ``repeat_temperature`` is above 0, ``ask(temperature)`` once more and return that."""
+                   sql_of: Callable[[T], str | None], failed: Iterable[str | None],
+                   keep_first: Callable[[], None] | None = None) -> T:
+    """``ask(None)`` (the step's usual call, at the run's temperature); when its SQL repeats one
+    of ``failed`` and the run's ``repeat_temperature`` is above 0, ``ask(temperature)`` once
+    more and return that. A second answer that cannot be used (not parseable even after the
+    usual retry) leaves the first one in place: ``keep_first()`` restores whatever the second
+    call changed in the step's state, and the note says so."""
     failed = list(failed)
     answer = ask(None)
     temperature = float(ctx.params.get(PARAM) or 0)
     if temperature <= 0 or not repeats(sql_of(answer), failed):
         return answer
-    ctx.note(f"The repair repeated SQL that already failed; asked once more at temperature "
-             f"{temperature:g} ({PARAM}).")
-    return ask(temperature)
+    ctx.note(f"The repair repeated SQL that already failed; {RETRY_NOTE} {temperature:g} "
+             f"({PARAM}).")
+    try:
+        return ask(temperature)
+    except UnparseableAnswer as exc:
+        if keep_first is not None:
+            keep_first()
+        ctx.note(f"The sampled answer could not be used ({exc}); the first answer stands.")
+        return answer

@@ -18,7 +18,7 @@ from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
-from ..repeat_retry import ask_unrepeated
+from ..repeat_retry import ask_unrepeated, retried
 
 HERE = Path(__file__).parent
 
@@ -57,13 +57,23 @@ def run(ctx: StepContext) -> str | None:
     repaired = ask_unrepeated(
         ctx, lambda temperature: ctx.ask(user_message(prompt), parse=extract_sql,
                                          temperature=temperature).strip(),
-        lambda answer: answer, [] if result.ok else [sql])  # an empty result is not retried
+        lambda answer: answer, failed_sqls(ctx, sql, result))
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
     ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,
                              sql_before=sql, sql_after=repaired, attempt=attempt), sql=repaired)
     if same_sql(repaired, sql):
-        ctx.note("the repair is the same SQL as before; asking again would give the same answer")
+        ctx.note("the repair is the same SQL as before; asking again would give the same answer"
+                 if not retried(ctx) else "the sampled repair is the same SQL as before too")
         return None
     ctx.data["sql"] = repaired
     return "refiner"
+
+
+def failed_sqls(ctx: StepContext, sql: str, result) -> list[str]:
+    """The SQL of this run that failed to run: the current one unless it only returned no rows
+    (a model that answers an empty result with the same SQL is often right), and every earlier
+    Refiner pass's failing SQL."""
+    earlier = [(e.parsed or {}) for e in ctx.run.events if e.step == "refiner"]
+    return [p["sql_before"] for p in earlier if p.get("sql_before")
+            and p.get("error_class") != EMPTY_RESULT_CLASS] + ([] if result.ok else [sql])

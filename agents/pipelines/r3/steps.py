@@ -239,14 +239,17 @@ def fix(ctx: StepContext) -> str:
     ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1),
                    prompt=ctx.params["fix_prompt"])
     message = correction_message(ctx, before, error)
-    history = ctx.data.get("dialogue")
+    history, dialogues = data["dialogue"], []
 
     def ask(temperature):
-        ctx.data["dialogue"] = history  # a second try replaces the repeated answer
-        return ask_writer(ctx, message, temperature)
+        data["dialogue"] = history  # a second try replaces the repeated answer
+        answer = ask_writer(ctx, message, temperature)
+        dialogues.append(data["dialogue"])
+        return answer
 
     reply = ask_unrepeated(ctx, ask, lambda answer: answer.sql,
-                           [before, *(data.get("failed_sqls") or [])])
+                           [before, *(data.get("failed_sqls") or [])],
+                           keep_first=lambda: data.update(dialogue=dialogues[0]))
     data["sql"] = reply.sql
     ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
                              sql_before=before, sql_after=reply.sql,

@@ -38,8 +38,9 @@ trust: it breaks ties and orders the selection agent's options, and a small sele
 mostly picks the first option shown. ``cot`` comes first because, where the candidates
 disagree, it is right most often (seed-7 traces: 7 of the 13 open votes, against 3 for each
 other generator; the same re-vote on the disjoint sample: +2 answers, ``bench/README.md``),
-while the writer and its sample agree with each other often and so win most decisive votes. Each prompt puts static text first, the schema next and the question (with
-grounded values) last; the sample repeats the writer's prompt byte for byte and a repair
+while the writer and its sample agree with each other often and so win most decisive votes.
+Each prompt puts static text first, the schema next and the question (with grounded values)
+last; the sample repeats the writer's prompt byte for byte and a repair
 continues its candidate's conversation, so the local server processes each generator's prompt
 once per question and a sample or a repair costs little more than its output. The selection
 agent's prompt is its own (its static text is the same for every question), and it runs only

@@ -187,11 +187,13 @@ def plan(params: dict) -> tuple[list[str], list[str]]:
     return named[:at] + samples + named[at:], named + samples
 
 
-def priority(params: dict) -> list[str]:
+def priority(params: dict, ran: list[str] = ()) -> list[str]:
     """The vote's tie order, most trusted first, read from the run's parameters when it is
     needed (not kept in the state), so a run resumed with another ``generators`` order votes
-    in that order on the candidates it already has."""
-    return plan(params)[1]
+    in that order on the candidates it already has. Candidates of the run's plan (``ran``)
+    that the parameters no longer name come last, in plan order."""
+    order = plan(params)[1]
+    return order + [name for name in ran if name not in order]
 
 
 def grounded_evidence(evidence: str | None, grounding: dict | None) -> str:

@@ -1,10 +1,11 @@
 """The steps before the vote: value grounding, one candidate per generator, one repair each.
 
-Everything a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order,
-what grounding found, and per candidate its SQL, the model's raw answer,
-the examples its prompt held and a short preview of its result. A repair rebuilds the
-candidate's prompt from these and continues that conversation, so the server reuses the prompt
-it has just processed and the model sees its own answer with the error.
+What a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order, what
+grounding found, and per candidate its SQL, the model's raw answer, the examples its prompt
+held and a short preview of its result; the vote's order of trust is read from the run's
+parameters (:func:`~.generators.priority`). A repair rebuilds the candidate's prompt from
+these and continues that conversation, so the server reuses the prompt it has just processed
+and the model sees its own answer with the error.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def leading_sql(data: dict, params: dict) -> str | None:
     """The SQL of the most trusted candidate that runs so far (a run stopped before the vote
     still has an answer)."""
     ran = {e["name"]: e["sql"] for e in data["candidates"] if (e.get("result") or {}).get("ok")}
-    return next((ran[name] for name in priority(params) if name in ran), None)
+    return next((ran[name] for name in priority(params, data["plan"]) if name in ran), None)
 
 
 def ground(ctx: StepContext) -> str:

@@ -62,7 +62,8 @@ def vote_step(ctx: StepContext) -> str | None:
     data = ctx.data
     candidates = _candidates(ctx)
     ctx.set_inputs(candidates=[c.generator for c in candidates], min_share=ctx.params["min_share"])
-    outcome = vote(candidates, priority=priority(ctx.params), min_share=ctx.params["min_share"])
+    trust = priority(ctx.params, data["plan"])
+    outcome = vote(candidates, priority=trust, min_share=ctx.params["min_share"])
     groups = [_group_summary(candidates, g) for g in outcome.groups]
     failed = [{"generator": candidates[i].generator, "error_class": candidates[i].error_class,
                "error": (candidates[i].result or {}).get("error")} for i in outcome.failed]
@@ -73,7 +74,7 @@ def vote_step(ctx: StepContext) -> str | None:
     if not groups:
         record.outcome = "none_ran"
         by_name = {c.generator: c for c in candidates}
-        first = next((n for n in priority(ctx.params) if n in by_name and by_name[n].sql), None)
+        first = next((n for n in trust if n in by_name and by_name[n].sql), None)
         data["chosen"], data["sql"] = None, by_name[first].sql if first else None
     elif outcome.needs_selection:
         record.outcome, next_step = "selection", "select"
