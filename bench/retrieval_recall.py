@@ -10,7 +10,9 @@ ranking and fit run as they do in a pipeline (value grounding included) against 
 database built by ``bench/merge_spider.py``, once per relative floor (the share of the best
 table's score under which a table is left out, :data:`agents.retrieval.stage.RELATIVE_FLOOR`).
 It reports how many questions keep every table their gold query reads (under its merged name),
-and the schema tokens kept (median, p90, max) within ``baseline``'s budget.
+the schema tokens kept (median, p90, max) within ``baseline``'s budget, the tables kept
+(median) and how many of them, on average, come from another database than the question's
+(look-alikes the model may take for the right one).
 
 Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
 Nothing is asserted: it is a measurement.
@@ -52,6 +54,17 @@ def sample(data: Path, seed: int, limit: int) -> list:
                             exclude=exclude)
 
 
+def own_tables(data: Path, db_id: str) -> set[str]:
+    """The names a database's tables may have in a merged file (as they are, or prefixed with
+    the database id where names collided), lower case."""
+    import sqlite3
+    path = data / "database" / db_id / f"{db_id}.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    return {n.lower() for name in names for n in (name, f"{db_id}_{name}")}
+
+
 def gold_tables(sql: str) -> set[str]:
     return {t.name.lower() for t in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Table)}
 
@@ -80,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
               "pipeline": args.pipeline, "ranking_seconds": round(time.perf_counter() - started, 1),
               "floors": {}}
     for floor in (float(f) for f in args.floors.split(",")):
-        tokens, kept_all = [], 0
+        tokens, kept_all, tables, others = [], 0, [], []
         for q, ranking, budget in ranked:
             best = max(ranking.scores.values(), default=0.0)
             order = [n for n in ranking.order
@@ -88,12 +101,16 @@ def main(argv: list[str] | None = None) -> int:
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
             tokens.append(result.tokens)
             kept = {name.lower() for name in result.selection}
+            tables.append(len(kept))
+            others.append(len(kept - own_tables(Path(args.data), q.db_id)))
             kept_all += all(t in kept or f"{q.db_id}_{t}".lower() in kept
                             for t in gold_tables(q.gold_sql))
         tokens.sort()
         report["floors"][str(floor)] = {
             "every_gold_table_kept": kept_all, "tokens_p50": statistics.median(tokens),
-            "tokens_p90": tokens[int(0.9 * (len(tokens) - 1))], "tokens_max": tokens[-1]}
+            "tokens_p90": tokens[int(0.9 * (len(tokens) - 1))], "tokens_max": tokens[-1],
+            "tables_p50": statistics.median(tables),
+            "other_database_tables_mean": round(statistics.mean(others), 1)}
     print(json.dumps(report, indent=1))
     return 0
 
