@@ -587,11 +587,12 @@ def test_the_compact_repair_is_shown_the_columns_of_the_tables_its_query_uses(db
     assert sorted(r[0] for r in result.result["rows"]) == ["Ann", "Cleo"]
 
 
-def script_repeating_repair(server) -> str:
-    """A failing SQL whose repair repeats it at temperature 0; a sampled repair is right."""
+def script_repeating_repair(server, sampled: str = json.dumps({"sql": GOOD_SQL})) -> str:
+    """A failing SQL whose repair repeats it at temperature 0; a sampled repair answers
+    ``sampled`` (by default the right SQL)."""
     broken = "SELECT nme FROM singer WHERE country = 'France'"
     server.when(lambda req: REPAIR in prompt_text(req) and (req.get("temperature") or 0) > 0,
-                json.dumps({"sql": GOOD_SQL}))
+                sampled)
     script(server, **{GENERATE: json.dumps({"sql": broken}), CORRECT: json.dumps({"sql": broken}),
                       REPAIR: json.dumps({"sql": broken})})
     return broken
@@ -620,11 +621,7 @@ def test_without_repeat_temperature_a_repeated_repair_ends_the_check(db, llm, sc
 
 
 def test_an_unusable_sampled_repair_leaves_the_first_answer(db, llm, scripted_llm):
-    broken = "SELECT nme FROM singer WHERE country = 'France'"
-    scripted_llm.when(lambda req: REPAIR in prompt_text(req) and req.get("temperature"),
-                      "I do not know.")
-    script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}), CORRECT: json.dumps({"sql": broken}),
-                            REPAIR: json.dumps({"sql": broken})})
+    broken = script_repeating_repair(scripted_llm, sampled="I do not know.")
     result = run(db, llm, repeat_temperature=0.8)
     step = event(result, "execution_check")
     assert len(step.calls) == 3  # the repair, the sampled one and its parse retry
