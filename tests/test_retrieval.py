@@ -139,6 +139,45 @@ CREATE TABLE weather (day TEXT, rain REAL);
 """
 
 
+TWO_PARTS = """
+CREATE TABLE chart_singer (singer_id INTEGER PRIMARY KEY, name TEXT, age INTEGER);
+CREATE TABLE chart_song (song_id INTEGER PRIMARY KEY, title TEXT,
+                         singer_id INTEGER REFERENCES chart_singer(singer_id));
+CREATE TABLE stage_singer (singer_id INTEGER PRIMARY KEY, name TEXT, age INTEGER);
+CREATE TABLE stage_performance (performance_id INTEGER PRIMARY KEY, venue TEXT,
+                                singer_id INTEGER REFERENCES stage_singer(singer_id));
+"""
+
+
+def test_of_two_look_alike_tables_the_one_whose_neighbours_match_ranks_first(tmp_path):
+    schema = introspect(sqlite3.connect(make_db(tmp_path / "two.sqlite", TWO_PARTS)), "two")
+    question = "How old is each singer who gave a performance?"
+    ranking = rank(schema, question)
+    # both singer tables match "singer" alike; only one is linked to a performance table
+    assert ranking.order[:2] == ["stage_performance", "stage_singer"]
+    assert ranking.scores["stage_singer"] > ranking.scores["chart_singer"]
+    assert ranking.linked["stage_singer"] == "stage_performance"
+    # a table the question reaches only through a matching neighbour gets a share of its score
+    unmatched = rank(schema, "What does each performance hold?")
+    assert "chart_song" not in unmatched.linked and unmatched.scores["chart_song"] == 0
+    assert unmatched.linked["stage_singer"] == "stage_performance"
+    assert 0 < unmatched.scores["stage_singer"] < unmatched.scores["stage_performance"]
+
+
+def test_a_kept_table_says_why_it_was_kept():
+    from agents.retrieval.outputs import kept_because
+
+    assert kept_because({"reason": "join path"}) == "on the join path"
+    assert kept_because({"reason": "ranked", "words": ["singer"], "value": False,
+                         "linked": "concert"}) == "matches singer"
+    assert kept_because({"reason": "ranked", "words": [], "value": True,
+                         "linked": ""}) == "stored value"
+    assert kept_because({"reason": "ranked", "words": [], "value": False,
+                         "linked": "concert", "score": 0.4}) == "linked to concert"
+    # a row recorded before "value" and "linked" were: a score without words was a value
+    assert kept_because({"reason": "ranked", "words": [], "score": 2.0}) == "stored value"
+
+
 def test_the_join_path_between_kept_tables_is_kept(tmp_path):
     schema = introspect(sqlite3.connect(make_db(tmp_path / "b.sqlite", BRIDGED)), "b")
     cost = form_cost([lambda s: s.render_ddl()])

@@ -8,13 +8,30 @@ from typing import ClassVar
 from ..outputs.base import Output, register
 
 
+def kept_because(row: dict) -> str:
+    """Why a kept table was kept, in words: its matched words, a stored value, the join path,
+    or the neighbour whose match it shares."""
+    if row.get("reason") == "join path":
+        return "on the join path"
+    why = []
+    if row.get("words"):
+        why.append("matches " + ", ".join(row["words"]))
+    legacy_value = "value" not in row and row.get("score") and not row.get("words")
+    if row.get("value") or legacy_value:    # rows recorded before "value": a score, no words
+        why.append("stored value")
+    if row.get("linked") and not why:
+        why.append(f"linked to {row['linked']}")
+    return "; ".join(why) or "no match"
+
+
 @register
 @dataclass
 class SchemaRetrieval(Output):
     """Tables kept for the prompts (best first), the budget they had to fit, and what was
-    dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words"}``
-    (``reason``: ranked or join path; ``columns`` kept of ``of``; ``words`` the question's words
-    the table matched)."""
+    dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words", "value",
+    "linked"}`` (``reason``: ranked or join path; ``columns`` kept of ``of``; ``words`` the
+    question's words the table matched; ``value`` whether it holds a value the question names;
+    ``linked`` the foreign-key neighbour that lent it part of its score)."""
 
     kind: ClassVar[str] = "schema_retrieval"
     required: ClassVar[tuple[str, ...]] = ("kept",)
@@ -36,10 +53,7 @@ class SchemaRetrieval(Output):
         for row in self.kept:
             columns = ("all columns" if row.get("columns") == row.get("of")
                        else f"{row.get('columns')} of {row.get('of')} columns")
-            why = "join path" if row.get("reason") == "join path" else (
-                "matches " + ", ".join(row.get("words") or []) if row.get("words")
-                else "stored value" if row.get("score") else "no match")
-            lines.append(f"  keep {row.get('table')} ({columns}; {why})")
+            lines.append(f"  keep {row.get('table')} ({columns}; {kept_because(row)})")
         if self.dropped:
             best = ", ".join(self.dropped_best[:10])
             lines.append(f"  dropped {self.dropped} table(s)" + (f", best ranked: {best}"

@@ -30,11 +30,13 @@ RETRIEVE = "retrieve"
 QUESTION_COPIES = 2      # a prompt may hold the question twice (asked, then restated)
 # A table scoring under this share of the best one is left out even when it would fit: a word
 # as common as "name" matches hundreds of tables, and every table kept costs the model time
-# (prompt reading is most of a question's seconds on a CPU). Measured offline with
-# bench/retrieval_recall.py on Spider dev merged into one database with 793 empty distractor
-# tables: 0.2 -> 0.3 kept all of a question's tables for 95 -> 94 of 100 questions and cut the
-# median schema kept from 2,420 to 962 tokens (chosen on one sample, confirmed on another).
-RELATIVE_FLOOR = 0.3
+# (prompt reading is most of a question's seconds on a CPU) and is one more look-alike to take
+# for the right one. Measured offline with bench/retrieval_recall.py on Spider dev merged into
+# one database with 793 empty distractor tables: 0.2 -> 0.3 kept all of a question's tables for
+# 95 -> 94 of 100 questions and cut the median schema kept from 2,420 to 962 tokens (chosen on
+# one sample, confirmed on another); with the neighbours' share of ranking.NEIGHBOUR_SHARE,
+# 0.4 keeps them for as many questions as 0.3 without it, with a third fewer tables.
+RELATIVE_FLOOR = 0.4
 SHOWN_DROPPED = 30       # best-ranked dropped tables named in the output
 GROUNDING = GroundingLimits(budget_seconds=1.5)
 
@@ -134,4 +136,5 @@ def retrieve(ctx: StepContext) -> str:
 def _row(schema: Schema, kept: Schema, name: str, reason: str, ranking) -> dict:
     return {"table": name, "reason": reason, "score": round(ranking.scores.get(name, 0.0), 3),
             "columns": len(kept.table(name).columns), "of": len(schema.table(name).columns),
-            "words": ranking.matched.get(name, [])}
+            "words": ranking.matched.get(name, []), "value": name in ranking.valued,
+            "linked": ranking.linked.get(name, "")}

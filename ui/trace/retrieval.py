@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.retrieval import SchemaRetrieval
+from agents.retrieval.outputs import kept_because
 
 from ui.format import md_text
 
@@ -21,12 +22,9 @@ def render_retrieval(found: SchemaRetrieval) -> None:
                 f"take about {found.schema_tokens:,} (context {found.context:,} tokens).")
     rows = []
     for row in found.kept:
-        why = ("on the join path" if row.get("reason") == "join path"
-               else "matches " + ", ".join(row.get("words") or []) if row.get("words")
-               else "stored value")
         columns = ("all" if row.get("columns") == row.get("of")
                    else f"{row.get('columns')} of {row.get('of')}")
-        rows.append([name(row.get("table")), cell(columns), cell(why),
+        rows.append([name(row.get("table")), cell(columns), cell(kept_because(row)),
                      cell(f"{row.get('score', 0):.2f}")])
     markdown_table(["table", "columns", "kept because", "score"], rows)
     if found.dropped:
