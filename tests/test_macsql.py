@@ -446,3 +446,39 @@ def test_a_repair_that_returns_to_an_earlier_failing_sql_is_asked_again(small_db
     temperatures = [r.get("temperature") for r in requests_for(scripted_llm, REFINER)]
     assert temperatures == [0.0, 0.0, 0.7]  # nope -> nope2 -> nope again: asked once more
     assert result.final_sql == right and result.result["rows"] == [[2]]
+
+
+def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(small_db, llm,
+                                                                           scripted_llm):
+    wrong = ("SELECT T2.name FROM concert AS T1 JOIN singer AS T2 ON T1.singer_id = "
+             "T2.singer_id WHERE T2.year = 2015")
+    right = wrong.replace("T2.year", "T1.year")
+    scripted_llm.when(DECOMPOSER, decomposition(("q", wrong)))
+    answers = iter([wrong.replace(" JOIN ", " INNER JOIN "), wrong, right])
+    scripted_llm.when(REFINER, lambda req: f"```sql\n{next(answers)}\n```")
+    result = run(small_db, llm, "Who sang in 2015?", refiner_prompt="tables")
+
+    prompts = [last_user_message(r) for r in requests_for(scripted_llm, REFINER)]
+    first = prompts[0]
+    # the paper's prompt, the error and its hint, then the tables of the SQL in its own terms
+    assert first.startswith("[Instruction]") and "[old SQL]" in first
+    assert "no such column: T2.year" in first
+    assert "- concert AS T1: concert_id, singer_id, year" in first
+    assert "year is a column of concert, which this SQL names T1: write T1.year." in first
+    assert first.index("Keys that join these tables") < first.index("[Exception class]")
+    assert "failed before" not in first and "failed before" not in prompts[1]
+    # the Refiner's third pass is shown the first failing SQL again: it is told so
+    assert "This SQL has failed before in the same way" in prompts[2]
+    assert [e.inputs.get("prompt") for e in result.events if e.agent == "Refiner"] == [
+        "tables"] * 4
+    assert result.final_sql == right and result.result["rows"] == [["Ana"], ["Bo"]]
+
+
+def test_the_paper_refiner_prompt_stays_the_default(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT T1.nope FROM singer AS T1")))
+    scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer\n```")
+    result = run(small_db, llm)
+    prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
+    assert "The tables this SQL uses" not in prompt and "failed before" not in prompt
+    assert prompt.split("[SQLite error]\n")[1].startswith("no such column: T1.nope")
+    assert result.events[2].inputs["prompt"] == "paper"

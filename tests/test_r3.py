@@ -573,7 +573,7 @@ def test_tables_fix_prompt_adds_nothing_for_other_errors(db, llm, scripted_llm):
 
 
 def test_name_error_context_in_a_join_condition_and_for_a_table_not_joined(db):
-    from agents.pipelines.r3.name_context import name_error_context
+    from agents.pipelines.name_context import name_error_context
 
     schema = db.schema
     join = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.concert_id = "

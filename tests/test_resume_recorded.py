@@ -37,6 +37,16 @@ def retry_repeats(monkeypatch):
 
 
 @pytest.fixture
+def name_error_repairs(monkeypatch):
+    spec = importlib.util.spec_from_file_location("name_error_repairs",
+                                                  BENCH / "name_error_repairs.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "name_error_repairs", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
 def db_path(tmp_path):
     return str(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
 
@@ -92,10 +102,10 @@ def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripte
     assert len(scripted_llm.requests) == calls
 
 
-def event(step, kind, parsed):
+def event(step, kind, parsed, inputs=None):
     from agents.events import StepEvent
     return StepEvent(index=0, step=step, agent=step, title=step, status="ok", kind=kind,
-                     parsed=parsed)
+                     parsed=parsed, inputs=inputs or {})
 
 
 def test_first_repeat_reads_each_pipeline_s_repairs(retry_repeats):
@@ -125,3 +135,26 @@ def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repe
     row = resume_record(record, PIPELINE, retry_repeats.first_repeat, retry_repeats.retried,
                         db_path, {}, DatabasePool(), llm, EvalOptions())
     assert row["resumed"] is False and row["after"] is False
+
+
+def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_error_repairs):
+    from agents.events import Run
+    find = name_error_repairs.first_name_error_repair
+    # MAC-SQL, recorded before output kinds: the Refiner's parsed repair names the error
+    mac = Run(pipeline="macsql", question="q", db_name="d", events=[
+        event("decomposer", None, {"sub_questions": []}),
+        event("refiner", None, {"sql_before": "SELECT x FROM t WHERE 0", "sql_after": "B",
+                                "error": "The SQL executed without error but returned no rows",
+                                "error_class": "EmptyResult"}),
+        event("refiner", None, {"sql_before": "B", "sql_after": "C",
+                                "error": "no such column: T2.x", "error_class": "OperationalError"}),
+        event("refiner", None, {"status": "ok", "rows": 1})])
+    assert find("refiner")(mac) == 2
+    # R³: the correction step's inputs hold the error
+    r3 = Run(pipeline="r3", question="q", db_name="d", events=[
+        event("execute", "execution", {}),
+        event("fix", "sql_draft", {"sql": "A"}, {"sql": "Z", "error": "near \"FROM\": syntax "
+                                                                     "error"}),
+        event("fix", "sql_draft", {"sql": "B"}, {"sql": "A", "error": "no such table: singers"})])
+    assert find("fix")(r3) == 2
+    assert find("fix")(Run(pipeline="r3", question="q", db_name="d", events=[])) is None

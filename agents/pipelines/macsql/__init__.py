@@ -4,7 +4,8 @@ Algorithm 1 of the paper: when the database is large the Selector keeps only the
 and columns; the Decomposer answers the question through sub-questions, the last one's SQL being
 the answer; the Refiner executes that SQL and repairs it from the error until it runs (and
 returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A); the
-Decomposer also has a compact variant (``decomposer_prompt``) for small models.
+Decomposer also has a compact variant (``decomposer_prompt``) and the Refiner one that spells
+out the tables around a name error (``refiner_prompt``), for small models.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class MacSQL(Retrieving, Pipeline):
                   help="paper: the Decomposer prompt of Appendix A.2 with its two worked "
                        "demonstrations; compact: the same constraints and answer format without "
                        "demonstrations, which a small model otherwise copies (joins and all)"),
+        ParamSpec("refiner_prompt", "paper", kind="choice", choices=["paper", "tables"],
+                  help="paper: the Refiner prompt of Appendix A.3; tables: the same, and after "
+                       "a name error also the tables the SQL uses with all their columns, which "
+                       "alias to write or table to join, and whether this SQL failed before"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,

@@ -5,7 +5,9 @@ here each pass is one step event, so the user sees every error and every repaire
 run can be resumed at any pass with hand-edited SQL. A repaired query is always executed again
 by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
 an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
-the model with the hint of :mod:`agents.error_hints` (the real names it could have meant).
+the model with the hint of :mod:`agents.error_hints` (the real names it could have meant); with
+``refiner_prompt="tables"`` also with the tables the SQL uses and their columns, which alias to
+write or table to join (:mod:`..name_context`), and a line when the SQL has failed before.
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
+from ..name_context import name_error_context
 from ..repeat_retry import ask_unrepeated, retried
 
 HERE = Path(__file__).parent
+# refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
+# block R³'s "tables" correction uses: in the seed-7 traces 16 MAC-SQL runs ended on a name
+# error, 15 of them with the Refiner, given the error and its hint, returning the SQL that had
+# just failed (9 of them questions the one-prompt baseline answered).
+PROMPTS = {"paper": "refiner", "tables": "refiner_tables"}
+REPEATED = "This SQL has failed before in the same way: change what the error names.\n"
 
 EMPTY_RESULT_ERROR = "The SQL executed without error but returned no rows"
 EMPTY_RESULT_CLASS = "EmptyResult"
@@ -31,7 +40,8 @@ def run(ctx: StepContext) -> str | None:
     if not sql:
         raise StepError("there is no SQL to check (the previous step produced none)")
     attempts = int(ctx.data.get("refine_attempts") or 0)
-    ctx.set_inputs(sql=sql, repairs_so_far=attempts)
+    ctx.set_inputs(sql=sql, repairs_so_far=attempts,
+                   prompt=ctx.params.get("refiner_prompt", "paper"))
     result = ctx.execute(sql)
     if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
         ctx.set_output(SQLRepair(status="ok", rows=result.row_count), sql=sql)
@@ -50,14 +60,12 @@ def run(ctx: StepContext) -> str | None:
                  f"keeping the last SQL")
         return None
 
-    desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
-    prompt = render(load(str(HERE), "refiner"), desc_str=desc_str, fk_str=fk_str,
-                    query=ctx.question.strip(), evidence=evidence_text(ctx.evidence), sql=sql,
-                    sqlite_error=shown_error, exception_class=error_class)
+    failed = failed_sqls(ctx, sql, result)
+    prompt = refiner_prompt(ctx, sql, result, shown_error, error_class, failed)
     repaired = ask_unrepeated(
         ctx, lambda temperature: ctx.ask(user_message(prompt), parse=extract_sql,
                                          temperature=temperature).strip(),
-        lambda answer: answer, failed_sqls(ctx, sql, result))
+        lambda answer: answer, failed)
     attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
     ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,
@@ -68,6 +76,21 @@ def run(ctx: StepContext) -> str | None:
         return None
     ctx.data["sql"] = repaired
     return "refiner"
+
+
+def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_class: str,
+                   failed: list[str]) -> str:
+    """The Refiner's prompt in the ``refiner_prompt`` variant the run asks for."""
+    variant = ctx.params.get("refiner_prompt", "paper")
+    desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
+    fields = dict(desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
+                  evidence=evidence_text(ctx.evidence), sql=sql, sqlite_error=shown_error,
+                  exception_class=error_class)
+    if variant == "tables":
+        fields["repeated"] = REPEATED if sum(same_sql(sql, f) for f in failed) > 1 else ""
+        fields["tables"] = "" if result.ok else name_error_context(result.error, sql,
+                                                                    ctx.schema)
+    return render(load(str(HERE), PROMPTS[variant]), **fields)
 
 
 def failed_sqls(ctx: StepContext, sql: str, result) -> list[str]:

@@ -23,7 +23,7 @@ from ...prompts import load, render
 from . import dialogue
 from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
                       persona_label)
-from .name_context import name_error_context
+from ..name_context import name_error_context
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
 from ..repeat_retry import ask_unrepeated

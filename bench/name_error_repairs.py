@@ -1,0 +1,71 @@
+"""Recorded runs resumed at their first repair of a name error, with other repair parameters.
+
+``python bench/name_error_repairs.py --pipeline macsql --results
+bench/results/spider-dev-stratified-seed7 --data ../shared/data/spider --param
+refiner_prompt=tables --out bench/results/name-errors-seed7-macsql.json``
+
+For every run of ``--pipeline`` (``macsql`` or ``r3``) in an evaluation folder, the first repair
+step that was shown a name error (``no such column``, ``no such table``, ``ambiguous column
+name``: MAC-SQL's ``refiner``, R³'s ``fix``) is resumed with the given parameters, and the run
+goes on as the pipeline goes. Every step before it is the recorded one, so the measurement shows
+what a repair prompt changes on the same failing SQL, at the cost of the repairs only; runs that
+never met a name error keep their recorded verdict (:mod:`agents.evaluation.resume_recorded`).
+It reads the repair from the step's inputs and parsed output, so runs recorded before steps had
+output kinds are found too. Nothing is asserted: it is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.events import Run  # noqa: E402
+from agents.pipelines import get_pipeline  # noqa: E402
+
+REPAIR_STEPS = {"macsql": "refiner", "r3": "fix"}
+NAME_ERROR = re.compile(r"no such column|no such table|ambiguous column name", re.IGNORECASE)
+
+
+def repaired_error(event) -> str:
+    """The error a repair step was asked to repair ("" when it repaired nothing)."""
+    parsed = event.parsed or {}
+    if parsed.get("sql_before") and parsed.get("error"):
+        return str(parsed["error"])
+    return str((event.inputs or {}).get("error") or "")
+
+
+def first_name_error_repair(step: str):
+    def find(run: Run) -> int | None:
+        return next((i for i, event in enumerate(run.events) if event.step == step
+                     and NAME_ERROR.search(repaired_error(event))), None)
+    return find
+
+
+def describe(run: Run, index: int) -> dict:
+    return {"prompts": sorted({str((e.inputs or {}).get("prompt")) for e in run.events[index:]
+                               if (e.inputs or {}).get("prompt")})}
+
+
+def main(argv: list[str] | None = None) -> int:
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--pipeline", choices=sorted(REPAIR_STEPS))
+    known, rest = first.parse_known_args(argv)
+    if known.pipeline is None:
+        if {"-h", "--help"} & set(rest):
+            print(__doc__)
+            return 0
+        print(f"--pipeline is required: one of {', '.join(sorted(REPAIR_STEPS))}",
+              file=sys.stderr)
+        return 2
+    return resume_main(rest, get_pipeline(known.pipeline),
+                       first_name_error_repair(REPAIR_STEPS[known.pipeline]), describe,
+                       __doc__.split("\n\n")[0])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
