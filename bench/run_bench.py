@@ -119,6 +119,14 @@ BENCHMARKS = [
               "with repeat_temperature set: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
               _model_and_spider_ready),
+    Benchmark("name-error-repairs", ["bench/name_error_repairs.py", "--pipeline", "macsql",
+                                     "--results", "bench/results/spider-dev-stratified-seed7",
+                                     "--data", str(SPIDER), "--param", "refiner_prompt=tables",
+                                     "--out", "bench/runs/name-errors-seed7-macsql.json"],
+              "recorded runs resumed at their first repair of a name error with another "
+              "repair prompt: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 10 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",
