@@ -39,6 +39,11 @@ _AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>\S+)", re.I)
 _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
 
 
+def is_name_error(error: str | None) -> bool:
+    """Whether SQLite's ``error`` names a table or column that is not there (or is ambiguous)."""
+    return bool(error) and any(p.search(error) for p in (_NO_COLUMN, _NO_TABLE, _AMBIGUOUS))
+
+
 def explain_error(error: str | None, sql: str, schema) -> str | None:
     """A short hint for a name error in ``sql`` against ``schema``, or None.
 

@@ -17,22 +17,22 @@ output kinds are found too. Nothing is asserted: it is a measurement.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agents.error_hints import is_name_error  # noqa: E402
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 
 REPAIR_STEPS = {"macsql": "refiner", "r3": "fix"}
-NAME_ERROR = re.compile(r"no such column|no such table|ambiguous column name", re.IGNORECASE)
 
 
 def repaired_error(event) -> str:
-    """The error a repair step was asked to repair ("" when it repaired nothing)."""
+    """The error a repair step was asked to repair ("" when it asked for no repair: a
+    Refiner pass that found the SQL running, or one that gave up)."""
     parsed = event.parsed or {}
     if parsed.get("sql_before") and parsed.get("error"):
         return str(parsed["error"])
@@ -40,15 +40,20 @@ def repaired_error(event) -> str:
 
 
 def first_name_error_repair(step: str):
+    """The finder of a run's first ``step`` that repaired a name error."""
     def find(run: Run) -> int | None:
         return next((i for i, event in enumerate(run.events) if event.step == step
-                     and NAME_ERROR.search(repaired_error(event))), None)
+                     and is_name_error(repaired_error(event))), None)
     return find
 
 
-def describe(run: Run, index: int) -> dict:
-    return {"prompts": sorted({str((e.inputs or {}).get("prompt")) for e in run.events[index:]
-                               if (e.inputs or {}).get("prompt")})}
+def prompts_of(step: str):
+    """What the resumed repair steps record as their prompt variant (other steps' prompts,
+    such as R³'s reviewers', left out)."""
+    def describe(run: Run, index: int) -> dict:
+        return {"prompts": sorted({str(e.inputs["prompt"]) for e in run.events[index:]
+                                   if e.step == step and (e.inputs or {}).get("prompt")})}
+    return describe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--pipeline is required: one of {', '.join(sorted(REPAIR_STEPS))}",
               file=sys.stderr)
         return 2
-    return resume_main(rest, get_pipeline(known.pipeline),
-                       first_name_error_repair(REPAIR_STEPS[known.pipeline]), describe,
-                       __doc__.split("\n\n")[0])
+    step = REPAIR_STEPS[known.pipeline]
+    return resume_main(rest, get_pipeline(known.pipeline), first_name_error_repair(step),
+                       prompts_of(step), __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

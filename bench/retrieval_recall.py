@@ -1,18 +1,20 @@
 """How well schema retrieval keeps what a question needs, measured without the model.
 
 ``python bench/retrieval_recall.py --db bench/merged/spider_dev_distractors.sqlite --seed 7
-[--floors 0.2,0.3]``
+[--floors 0.3,0.4] [--neighbour-share 0]``
 
 For every question of a Spider dev sample (the evaluation's own stratified draw; ``--seed 8``
 draws the disjoint sample: it leaves out the seed-7 sample and the questions pipeline prompts
 quote, as ``agents eval --exclude-sample 7:100 --exclude-quoted`` does), the Schema Retriever's
 ranking and fit run as they do in a pipeline (value grounding included) against a merged
 database built by ``bench/merge_spider.py``, once per relative floor (the share of the best
-table's score under which a table is left out, :data:`agents.retrieval.stage.RELATIVE_FLOOR`).
-It reports how many questions keep every table their gold query reads (under its merged name),
-the schema tokens kept (median, p90, max) within ``baseline``'s budget, the tables kept
-(median) and how many of them, on average, come from another database than the question's
-(look-alikes the model may take for the right one).
+table's score under which a table is left out, :data:`agents.retrieval.stage.RELATIVE_FLOOR`),
+with the share of its best foreign-key neighbour's score each table gains (``--neighbour-share``,
+0 for none: :data:`agents.retrieval.ranking.NEIGHBOUR_SHARE`). It reports how many questions
+keep every table their gold query reads (under its merged name), the schema tokens kept
+(median, p90, max) within ``baseline``'s budget, the tables kept (median) and how many of them,
+on average, come from another database than the question's (look-alikes the model may take
+for the right one).
 
 Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
 Nothing is asserted: it is a measurement.
@@ -38,8 +40,10 @@ from agents.evaluation.dataset import load_dataset, sample_questions  # noqa: E4
 from agents.evaluation.prompt_overlap import quoted_questions  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval.fit import fit, form_cost  # noqa: E402
+from agents.retrieval import ranking as ranking_module  # noqa: E402
 from agents.retrieval.ranking import rank  # noqa: E402
-from agents.retrieval.stage import GROUNDING, QUESTION_COPIES  # noqa: E402
+from agents.retrieval.stage import (GROUNDING, QUESTION_COPIES, RELATIVE_FLOOR,  # noqa: E402
+                                    over_floor)
 from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
 from agents.value_grounding import ground_question  # noqa: E402
 
@@ -75,9 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default="../shared/data/spider")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--limit", type=int, default=100)
-    parser.add_argument("--floors", default="0.2,0.3")
+    parser.add_argument("--floors", default=f"0.3,{RELATIVE_FLOOR}",
+                        help=f"relative floors to compare (the adopted one: {RELATIVE_FLOOR})")
+    parser.add_argument("--neighbour-share", type=float, default=ranking_module.NEIGHBOUR_SHARE,
+                        help="share of its best foreign-key neighbour's score a table gains "
+                             f"(the adopted one: {ranking_module.NEIGHBOUR_SHARE}; 0: none)")
     parser.add_argument("--pipeline", default="baseline")
     args = parser.parse_args(argv)
+    ranking_module.NEIGHBOUR_SHARE = args.neighbour_share
     db = open_database(args.db)
     pipeline = get_pipeline(args.pipeline)
     params = {p.name: p.default for p in pipeline.params}
@@ -90,14 +99,13 @@ def main(argv: list[str] | None = None) -> int:
                   - QUESTION_COPIES * estimate_tokens(q.question))
         ranked.append((q, rank(db.schema, q.question, "", grounding.matches), budget))
     report = {"db": args.db, "seed": args.seed, "questions": len(ranked),
-              "pipeline": args.pipeline, "ranking_seconds": round(time.perf_counter() - started, 1),
+              "pipeline": args.pipeline, "neighbour_share": args.neighbour_share,
+              "ranking_seconds": round(time.perf_counter() - started, 1),
               "floors": {}}
     for floor in (float(f) for f in args.floors.split(",")):
         tokens, kept_all, tables, others = [], 0, [], []
         for q, ranking, budget in ranked:
-            best = max(ranking.scores.values(), default=0.0)
-            order = [n for n in ranking.order
-                     if ranking.scores[n] > 0 and ranking.scores[n] >= floor * best]
+            order = over_floor(ranking, floor)
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
             tokens.append(result.tokens)
             kept = {name.lower() for name in result.selection}

@@ -473,6 +473,18 @@ def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(sma
         "tables"] * 4
     assert result.final_sql == right and result.result["rows"] == [["Ana"], ["Bo"]]
 
+    # the rest of the prompt is the paper's, byte for byte
+    scripted_llm.clear()
+    scripted_llm.when(DECOMPOSER, decomposition(("q", wrong)))
+    scripted_llm.when(REFINER, f"```sql\n{right}\n```")
+    run(small_db, llm, "Who sang in 2015?")
+    paper = last_user_message(requests_for(scripted_llm, REFINER)[0])
+    before, error_part = paper.split("[SQLite error]\n")
+    error, after = error_part.split("[Exception class]")
+    assert first.startswith(before + "[SQLite error]\n" + error)
+    assert first.endswith("[Exception class]" + after)
+    assert len(first) > len(paper) + 200
+
 
 def test_the_paper_refiner_prompt_stays_the_default(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT T1.nope FROM singer AS T1")))
@@ -482,3 +494,23 @@ def test_the_paper_refiner_prompt_stays_the_default(small_db, llm, scripted_llm)
     assert "The tables this SQL uses" not in prompt and "failed before" not in prompt
     assert prompt.split("[SQLite error]\n")[1].startswith("no such column: T1.nope")
     assert result.events[2].inputs["prompt"] == "paper"
+
+
+# sha256 of the JSON of every request's messages of one scripted run with the default
+# parameters whose SQL fails (a name error, repaired), taken before refiner_prompt existed.
+DEFAULT_PROMPTS_SHA = "30bf03a0b4512c39031e46f4b36a3eba9ad5689e42bd1f4d87163b2b1dfe6a4c"
+
+
+def test_default_parameters_send_the_papers_prompts_byte_for_byte(small_db, llm, scripted_llm):
+    import hashlib
+
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT T1.nme FROM singer AS T1 JOIN "
+                                                      "concert AS T2 ON T1.singer_id = "
+                                                      "T2.singer_id")))
+    scripted_llm.when(REFINER, "```sql\nSELECT T1.name FROM singer AS T1 JOIN concert AS T2 "
+                               "ON T1.singer_id = T2.singer_id\n```")
+    result = run(small_db, llm, "Who sang?")
+    assert result.status == "done" and result.result["ok"]
+    messages = [req["messages"] for req in scripted_llm.requests]
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    assert digest == DEFAULT_PROMPTS_SHA

@@ -140,21 +140,38 @@ def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repe
 def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_error_repairs):
     from agents.events import Run
     find = name_error_repairs.first_name_error_repair
-    # MAC-SQL, recorded before output kinds: the Refiner's parsed repair names the error
-    mac = Run(pipeline="macsql", question="q", db_name="d", events=[
+    failing = {"sql_before": "SELECT T2.x FROM t AS T1 JOIN u AS T2", "sql_after": "B",
+               "error": "no such column: T2.x\nHint: T2 is table u.",
+               "error_class": "OperationalError"}
+    # MAC-SQL recorded before output kinds; a Refiner that gave up repaired nothing
+    old_mac = Run(pipeline="macsql", question="q", db_name="d", events=[
         event("decomposer", None, {"sub_questions": []}),
         event("refiner", None, {"sql_before": "SELECT x FROM t WHERE 0", "sql_after": "B",
                                 "error": "The SQL executed without error but returned no rows",
                                 "error_class": "EmptyResult"}),
-        event("refiner", None, {"sql_before": "B", "sql_after": "C",
-                                "error": "no such column: T2.x", "error_class": "OperationalError"}),
-        event("refiner", None, {"status": "ok", "rows": 1})])
-    assert find("refiner")(mac) == 2
-    # R³: the correction step's inputs hold the error
-    r3 = Run(pipeline="r3", question="q", db_name="d", events=[
-        event("execute", "execution", {}),
-        event("fix", "sql_draft", {"sql": "A"}, {"sql": "Z", "error": "near \"FROM\": syntax "
-                                                                     "error"}),
-        event("fix", "sql_draft", {"sql": "B"}, {"sql": "A", "error": "no such table: singers"})])
-    assert find("fix")(r3) == 2
-    assert find("fix")(Run(pipeline="r3", question="q", db_name="d", events=[])) is None
+        event("refiner", None, {"status": "gave_up", "error": "no such column: T2.x",
+                                "error_class": "OperationalError", "attempt": 3}),
+        event("refiner", None, failing)])
+    assert find("refiner")(old_mac) == 3
+    # MAC-SQL with output kinds, and a run that ran at once
+    new_mac = Run(pipeline="macsql", question="q", db_name="d", events=[
+        event("refiner", "sql_repair", {"status": "repaired", **failing}),
+        event("refiner", "sql_repair", {"status": "ok", "rows": 2})])
+    assert find("refiner")(new_mac) == 0
+    assert find("refiner")(Run(pipeline="macsql", question="q", db_name="d", events=[
+        event("refiner", "sql_repair", {"status": "ok", "rows": 2})])) is None
+    # R³, old (no kind) and new: a syntax error's correction is not a name error's
+    for kind in (None, "sql_repair"):
+        r3 = Run(pipeline="r3", question="q", db_name="d", events=[
+            event("execute", None, {}),
+            event("fix", kind, {**failing, "error": 'near "FROM": syntax error'},
+                  {"sql": "A", "error": 'near "FROM": syntax error'}),
+            event("fix", kind, failing, {"sql": failing["sql_before"],
+                                         "error": failing["error"]})])
+        assert find("fix")(r3) == 2
+    # the resumed steps' prompt variants, R³'s reviewers' left out
+    described = name_error_repairs.prompts_of("fix")(Run(
+        pipeline="r3", question="q", db_name="d", events=[
+            event("fix", None, failing, {"prompt": "tables"}),
+            event("review", None, {}, {"prompt": "paper"})]), 0)
+    assert described == {"prompts": ["tables"]}

@@ -18,7 +18,7 @@ from agents.llm import make_client
 from agents.pipelines import list_pipelines
 from agents.retrieval import NothingFits, Retrieving, fit, rank
 from agents.retrieval.fit import form_cost
-from agents.schema import introspect
+from agents.schema import Column, Schema, Table, introspect
 from agents.token_budget import message_tokens
 from dbfactory import build_wide_db, make_db, wide_schema_sql
 from prompt_markers import (DEA_ACTIVE, DEA_CLASSIFY, DEA_CORRECT, DEA_ELEMENTS, DEA_FILTER,
@@ -151,17 +151,32 @@ CREATE TABLE stage_performance (performance_id INTEGER PRIMARY KEY, venue TEXT,
 
 def test_of_two_look_alike_tables_the_one_whose_neighbours_match_ranks_first(tmp_path):
     schema = introspect(sqlite3.connect(make_db(tmp_path / "two.sqlite", TWO_PARTS)), "two")
-    question = "How old is each singer who gave a performance?"
-    ranking = rank(schema, question)
-    # both singer tables match "singer" alike; only one is linked to a performance table
+    # "venue" is a column of stage_performance only: neither singer table matches it itself
+    ranking = rank(schema, "How old is each singer at a venue?")
+    assert ranking.own["stage_singer"] == ranking.own["chart_singer"]  # alike on their own
     assert ranking.order[:2] == ["stage_performance", "stage_singer"]
     assert ranking.scores["stage_singer"] > ranking.scores["chart_singer"]
     assert ranking.linked["stage_singer"] == "stage_performance"
     # a table the question reaches only through a matching neighbour gets a share of its score
-    unmatched = rank(schema, "What does each performance hold?")
-    assert "chart_song" not in unmatched.linked and unmatched.scores["chart_song"] == 0
-    assert unmatched.linked["stage_singer"] == "stage_performance"
+    unmatched = rank(schema, "Which venue is it?")
+    assert "stage_singer" not in unmatched.matched and unmatched.own["stage_singer"] == 0
     assert 0 < unmatched.scores["stage_singer"] < unmatched.scores["stage_performance"]
+    assert "chart_song" not in unmatched.linked and unmatched.scores["chart_song"] == 0
+
+
+def test_a_kept_table_names_the_neighbour_only_when_its_share_lifted_it_over_the_floor():
+    from agents.retrieval.ranking import Ranking
+    from agents.retrieval.stage import _row
+
+    schema = Schema(db_name="d", tables=[Table(name=n, columns=[Column(name="id")])
+                                         for n in ("a", "b", "c")])
+    ranking = Ranking(own={"a": 1.0, "b": 0.3, "c": 0.6}, scores={"a": 1.0, "b": 0.5, "c": 0.8},
+                      linked={"b": "a", "c": "a"}, matched={"b": ["x"], "c": ["y"]},
+                      valued={"c"})
+    rows = {n: _row(schema, schema, n, "ranked", ranking, best=1.0) for n in "abc"}
+    assert rows["b"]["linked"] == "a"            # 0.3 alone is under 0.4, 0.5 is over
+    assert rows["c"]["linked"] == "" and rows["c"]["value"] is True
+    assert rows["a"]["linked"] == "" and rows["a"]["value"] is False
 
 
 def test_a_kept_table_says_why_it_was_kept():
@@ -169,11 +184,12 @@ def test_a_kept_table_says_why_it_was_kept():
 
     assert kept_because({"reason": "join path"}) == "on the join path"
     assert kept_because({"reason": "ranked", "words": ["singer"], "value": False,
-                         "linked": "concert"}) == "matches singer"
-    assert kept_because({"reason": "ranked", "words": [], "value": True,
-                         "linked": ""}) == "stored value"
+                         "linked": ""}) == "matches singer"
+    assert kept_because({"reason": "ranked", "words": ["singer"], "value": True,
+                         "linked": "concert"}) == (
+        "matches singer; stored value; with its neighbour concert")
     assert kept_because({"reason": "ranked", "words": [], "value": False,
-                         "linked": "concert", "score": 0.4}) == "linked to concert"
+                         "linked": ""}) == "no match"
     # a row recorded before "value" and "linked" were: a score without words was a value
     assert kept_because({"reason": "ranked", "words": [], "score": 2.0}) == "stored value"
 

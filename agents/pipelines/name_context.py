@@ -4,10 +4,10 @@ MAC-SQL's ``refiner_prompt="tables"``).
 SQLite's message and its hint name the table the failing alias stands for and the tables that
 have the missing column. On a 1.5B model that was not enough when the right table was already in
 the query under another alias: the writer (R³) or the Refiner (MAC-SQL) kept the wrong alias and
-returned the SQL that had just failed. This block says it in the query's own terms -- every table the SQL uses with the names
-it gives it and all its columns, which alias to write for the missing name or which table to
-join, and the keys that join these tables. It only reads the schema and the query; it never
-guesses what the question meant.
+returned the SQL that had just failed. This block says it in the query's own terms -- every
+table the SQL uses with the names it gives it and all its columns, which alias to write for the
+missing name or which table to join, and the keys that join these tables. It only reads the
+schema and the query; it never guesses what the question meant.
 """
 
 from __future__ import annotations

@@ -38,6 +38,12 @@ def repeats(sql: str | None, failed: Iterable[str | None]) -> bool:
     return bool(sql) and any(f and same_sql(sql, f) for f in failed)
 
 
+def failed_before(sql: str | None, failed: Iterable[str | None]) -> bool:
+    """Whether ``sql``, failing now and listed once in ``failed`` for that, had failed before
+    too: what a repair prompt can tell a model that is going round in circles."""
+    return bool(sql) and sum(1 for f in failed if f and same_sql(sql, f)) > 1
+
+
 def retried(ctx: StepContext) -> bool:
     """Whether this step has asked its repair a second time."""
     return any(RETRY_NOTE in note for note in ctx.event.notes)

@@ -9,8 +9,8 @@ from ..outputs.base import Output, register
 
 
 def kept_because(row: dict) -> str:
-    """Why a kept table was kept, in words: its matched words, a stored value, the join path,
-    or the neighbour whose match it shares."""
+    """Why a kept table was kept, in words: the join path, or its matched words and stored
+    value, and the neighbour whose share lifted it over the floor."""
     if row.get("reason") == "join path":
         return "on the join path"
     why = []
@@ -19,8 +19,8 @@ def kept_because(row: dict) -> str:
     legacy_value = "value" not in row and row.get("score") and not row.get("words")
     if row.get("value") or legacy_value:    # rows recorded before "value": a score, no words
         why.append("stored value")
-    if row.get("linked") and not why:
-        why.append(f"linked to {row['linked']}")
+    if row.get("linked"):
+        why.append(f"with its neighbour {row['linked']}")
     return "; ".join(why) or "no match"
 
 
@@ -31,7 +31,8 @@ class SchemaRetrieval(Output):
     dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words", "value",
     "linked"}`` (``reason``: ranked or join path; ``columns`` kept of ``of``; ``words`` the
     question's words the table matched; ``value`` whether it holds a value the question names;
-    ``linked`` the foreign-key neighbour that lent it part of its score)."""
+    ``linked`` the foreign-key neighbour whose share of its score lifted the table over the
+    floor, "" when its own score was enough)."""
 
     kind: ClassVar[str] = "schema_retrieval"
     required: ClassVar[tuple[str, ...]] = ("kept",)

@@ -75,6 +75,7 @@ class Ranking:
     columns: dict[str, list[str]] = field(default_factory=dict)  # table -> named columns
     matched: dict[str, list[str]] = field(default_factory=dict)  # table -> question words hit
     valued: set[str] = field(default_factory=set)     # tables holding a value the question names
+    own: dict[str, float] = field(default_factory=dict)   # scores before the neighbours' share
     linked: dict[str, str] = field(default_factory=dict)  # table -> neighbour that lent score
 
 
@@ -148,17 +149,18 @@ def rank(schema, question: str, evidence: str = "", value_matches=()) -> Ranking
         real = found.column(column)
         if real is not None and real.name not in named:
             named.append(real.name)
-    _share_with_neighbours(schema, result)
     position = {t.name: i for i, t in enumerate(schema.tables)}
+    _share_with_neighbours(schema, result, position)
     result.order = sorted(result.scores, key=lambda n: (-result.scores[n], position[n]))
     return result
 
 
-def _share_with_neighbours(schema, result: Ranking) -> None:
-    """Add to each table :data:`NEIGHBOUR_SHARE` of its best neighbour's own score."""
-    own = dict(result.scores)
+def _share_with_neighbours(schema, result: Ranking, position: dict[str, int]) -> None:
+    """Add to each table :data:`NEIGHBOUR_SHARE` of its best neighbour's own score (ties go
+    to the neighbour first in the schema, as in the ranking itself)."""
+    own = result.own = dict(result.scores)
     for name, others in foreign_key_links(schema).items():
-        best = max(others, key=lambda o: (own.get(o, 0.0), o), default=None)
+        best = max(others, key=lambda o: (own.get(o, 0.0), -position[o]), default=None)
         if best is not None and own.get(best, 0.0) > 0:
             result.scores[name] = own.get(name, 0.0) + NEIGHBOUR_SHARE * own[best]
             result.linked[name] = best

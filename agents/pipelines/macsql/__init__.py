@@ -39,8 +39,9 @@ class MacSQL(Retrieving, Pipeline):
                        "demonstrations, which a small model otherwise copies (joins and all)"),
         ParamSpec("refiner_prompt", "paper", kind="choice", choices=["paper", "tables"],
                   help="paper: the Refiner prompt of Appendix A.3; tables: the same, and after "
-                       "a name error also the tables the SQL uses with all their columns, which "
-                       "alias to write or table to join, and whether this SQL failed before"),
+                       "a name error also the tables the SQL uses with all their columns and "
+                       "which alias to write or table to join; after any error, whether this "
+                       "SQL failed before"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,
@@ -59,7 +60,9 @@ class MacSQL(Retrieving, Pipeline):
     ]
 
     # The Decomposer's prompt is the longest: ~2,000 tokens of instructions and worked examples
-    # besides the schema; the Refiner's adds the SQL and its error.
+    # besides the schema; the Refiner's (~400 tokens of instructions) adds the SQL, its error
+    # and, with refiner_prompt=tables, the columns of the tables around a name error. A prompt
+    # still over the context fails its step with a clear message before the model is called.
     retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
         macsql_schema(schema))], reserve=2600)
 

@@ -7,7 +7,9 @@ by the next pass before it is accepted. Following the paper ("the retrieval of n
 an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
 the model with the hint of :mod:`agents.error_hints` (the real names it could have meant); with
 ``refiner_prompt="tables"`` also with the tables the SQL uses and their columns, which alias to
-write or table to join (:mod:`..name_context`), and a line when the SQL has failed before.
+write or table to join (:mod:`..name_context`; read from the whole schema the run has, so it may
+name a table the Selector left out, to join if the question needs it), and, after any error, a
+line when the same SQL has failed before.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ...parsing import extract_sql
 from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
 from ..name_context import name_error_context
-from ..repeat_retry import ask_unrepeated, retried
+from ..repeat_retry import ask_unrepeated, failed_before, retried
 
 HERE = Path(__file__).parent
 # refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
@@ -87,7 +89,7 @@ def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_c
                   evidence=evidence_text(ctx.evidence), sql=sql, sqlite_error=shown_error,
                   exception_class=error_class)
     if variant == "tables":
-        fields["repeated"] = REPEATED if sum(same_sql(sql, f) for f in failed) > 1 else ""
+        fields["repeated"] = REPEATED if failed_before(sql, failed) else ""
         fields["tables"] = "" if result.ok else name_error_context(result.error, sql,
                                                                     ctx.schema)
     return render(load(str(HERE), PROMPTS[variant]), **fields)

@@ -26,7 +26,7 @@ from .replies import (distinct_personas, parse_personas, parse_review, parse_wri
 from ..name_context import name_error_context
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
-from ..repeat_retry import ask_unrepeated
+from ..repeat_retry import ask_unrepeated, failed_before
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -226,7 +226,7 @@ def correction_message(ctx: StepContext, sql: str, error: str) -> str:
         return render(load(str(HERE), FIX_PROMPTS["paper"]), sql=sql, error=error)
     failed = ctx.data.get("failed_sqls") or []
     repeated = ("You gave this same SQL before and it failed then too: change what the error "
-                "names.\n" if sum(same_sql(sql, f) for f in failed) > 1 else "")
+                "names.\n" if failed_before(sql, failed) else "")
     tables = name_error_context(error.split("\nHint:")[0], sql, ctx.schema)
     return render(load(str(HERE), FIX_PROMPTS["tables"]), sql=sql, error=error,
                   repeated=repeated, tables=tables)
