@@ -40,8 +40,7 @@ from agents.evaluation.dataset import load_dataset, sample_questions  # noqa: E4
 from agents.evaluation.prompt_overlap import quoted_questions  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval.fit import fit, form_cost  # noqa: E402
-from agents.retrieval import ranking as ranking_module  # noqa: E402
-from agents.retrieval.ranking import rank  # noqa: E402
+from agents.retrieval.ranking import NEIGHBOUR_SHARE, rank  # noqa: E402
 from agents.retrieval.stage import (GROUNDING, QUESTION_COPIES, RELATIVE_FLOOR,  # noqa: E402
                                     over_floor)
 from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
@@ -81,12 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--floors", default=f"0.3,{RELATIVE_FLOOR}",
                         help=f"relative floors to compare (the adopted one: {RELATIVE_FLOOR})")
-    parser.add_argument("--neighbour-share", type=float, default=ranking_module.NEIGHBOUR_SHARE,
+    parser.add_argument("--neighbour-share", type=float, default=NEIGHBOUR_SHARE,
                         help="share of its best foreign-key neighbour's score a table gains "
-                             f"(the adopted one: {ranking_module.NEIGHBOUR_SHARE}; 0: none)")
+                             f"(the adopted one: {NEIGHBOUR_SHARE}; 0: none)")
     parser.add_argument("--pipeline", default="baseline")
     args = parser.parse_args(argv)
-    ranking_module.NEIGHBOUR_SHARE = args.neighbour_share
     db = open_database(args.db)
     pipeline = get_pipeline(args.pipeline)
     params = {p.name: p.default for p in pipeline.params}
@@ -97,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         grounding = ground_question(db, q.question, GROUNDING)
         budget = (DEFAULT_CONTEXT - DEFAULT_ANSWER - pipeline.retrieval.reserve
                   - QUESTION_COPIES * estimate_tokens(q.question))
-        ranked.append((q, rank(db.schema, q.question, "", grounding.matches), budget))
+        ranked.append((q, rank(db.schema, q.question, "", grounding.matches,
+                                  neighbour_share=args.neighbour_share), budget))
     report = {"db": args.db, "seed": args.seed, "questions": len(ranked),
               "pipeline": args.pipeline, "neighbour_share": args.neighbour_share,
               "ranking_seconds": round(time.perf_counter() - started, 1),

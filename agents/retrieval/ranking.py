@@ -110,7 +110,8 @@ def _column_words(column) -> set[str]:
     return found
 
 
-def rank(schema, question: str, evidence: str = "", value_matches=()) -> Ranking:
+def rank(schema, question: str, evidence: str = "", value_matches=(),
+         neighbour_share: float = NEIGHBOUR_SHARE) -> Ranking:
     """Rank ``schema``'s tables for the question; ``value_matches`` are
     :class:`~agents.value_grounding.ValueMatch` es (or dicts) of values the question names."""
     query = query_words(question, evidence)
@@ -151,19 +152,20 @@ def rank(schema, question: str, evidence: str = "", value_matches=()) -> Ranking
         if real is not None and real.name not in named:
             named.append(real.name)
     position = {t.name: i for i, t in enumerate(schema.tables)}
-    _share_with_neighbours(schema, result, position)
+    _share_with_neighbours(schema, result, position, neighbour_share)
     result.order = sorted(result.scores, key=lambda n: (-result.scores[n], position[n]))
     return result
 
 
-def _share_with_neighbours(schema, result: Ranking, position: dict[str, int]) -> None:
-    """Add to each table :data:`NEIGHBOUR_SHARE` of its best neighbour's own score (ties go
-    to the neighbour first in the schema, as in the ranking itself)."""
+def _share_with_neighbours(schema, result: Ranking, position: dict[str, int],
+                           share: float) -> None:
+    """Add to each table ``share`` of its best neighbour's own score (ties go to the neighbour
+    first in the schema, as in the ranking itself)."""
     own = result.own = dict(result.scores)
     for name, others in foreign_key_links(schema).items():
         best = max(others, key=lambda o: (own.get(o, 0.0), -position[o]), default=None)
         if best is not None and own.get(best, 0.0) > 0:
-            result.scores[name] = own.get(name, 0.0) + NEIGHBOUR_SHARE * own[best]
+            result.scores[name] = own.get(name, 0.0) + share * own[best]
             result.linked[name] = best
 
 
