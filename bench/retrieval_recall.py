@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ranked = []
     for q in sample(Path(args.data), args.seed, args.limit):
         grounding = ground_question(db, q.question, GROUNDING)
-        budget = (DEFAULT_CONTEXT - DEFAULT_ANSWER - pipeline.retrieval.reserve
+        budget = (DEFAULT_CONTEXT - DEFAULT_ANSWER - pipeline.retrieval.reserve_for(params)
                   - QUESTION_COPIES * estimate_tokens(q.question))
         ranked.append((q, rank(db.schema, q.question, "", grounding.matches,
                                   neighbour_share=args.neighbour_share), budget))

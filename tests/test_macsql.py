@@ -274,6 +274,39 @@ def test_the_paper_decomposer_prompt_is_the_default_and_the_compact_one_is_a_swi
     assert compact.result["rows"] == paper.result["rows"] == [[2]]
 
 
+def test_the_graded_decomposer_prompt_is_the_papers_with_a_one_step_demonstration(
+        small_db, llm, scripted_llm):
+    answer = decomposition(("How many singers are from France?",
+                            "SELECT COUNT(*) FROM singer WHERE country = 'France'"))
+    scripted_llm.when(DECOMPOSER, answer)
+    run(small_db, llm)
+    paper_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    scripted_llm.clear()
+    scripted_llm.when(DECOMPOSER, answer)
+    graded = run(small_db, llm, decomposer_prompt="graded")
+    graded_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    demonstrations = graded_prompt.split("==========")
+    # the paper's two demonstrations, unchanged, then one simple question answered in one step
+    # with no join, then the question asked
+    assert demonstrations[1:3] == paper_prompt.split("==========")[1:3]
+    assert demonstrations[-1] == paper_prompt.split("==========")[-1]
+    simple = demonstrations[3]
+    assert simple.count("Sub question") == 1 and "JOIN" not in simple.upper().split("[QUESTION]")[1]
+    assert "write it as Sub question 1 and stop" in demonstrations[0]
+    assert graded.events[1].inputs["prompt"] == "graded"
+    assert graded.result["rows"] == [[2]]
+
+
+def test_each_decomposer_prompt_fits_in_the_reserve_retrieval_leaves_it():
+    """On a database over the context, retrieval sizes the schema to leave the Decomposer's
+    instructions and demonstrations room; the longer graded prompt must get more."""
+    from agents.pipelines.macsql import PIPELINE
+    from agents.prompts import load
+    from agents.token_budget import estimate_tokens
+    for variant, name in decomposer.PROMPTS.items():
+        static = estimate_tokens(load(str(decomposer.HERE), name))
+        assert static < PIPELINE.retrieval.reserve_for({"decomposer_prompt": variant}), variant
+
 def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("q", "SELECT COUNT(*) FROM singers WHERE country = 'France'")))

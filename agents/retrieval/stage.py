@@ -52,17 +52,21 @@ class RetrievalSpec:
 
     ``forms(params)`` gives the renderings of a schema its prompts use (the longest counts);
     ``reserve`` is the most tokens any one of its prompts holds besides the schema and the
-    question: instructions, few-shot examples, a dialogue's later turns, a result preview.
+    question: instructions, few-shot examples, a dialogue's later turns, a result preview --
+    a number, or a function of the run's parameters when a prompt variant is longer.
     """
 
     forms: Forms
-    reserve: int
+    reserve: int | Callable[[dict], int]
+
+    def reserve_for(self, params: dict) -> int:
+        return self.reserve(params) if callable(self.reserve) else self.reserve
 
 
 def schema_budget(ctx: StepContext, spec: RetrievalSpec) -> int:
     """Tokens the schema text may take in this run's prompts."""
     asked = estimate_tokens(f"{ctx.question}\n{ctx.evidence or ''}")
-    return (context_size(ctx.llm) - answer_tokens(ctx.llm) - spec.reserve
+    return (context_size(ctx.llm) - answer_tokens(ctx.llm) - spec.reserve_for(ctx.params)
             - QUESTION_COPIES * asked)
 
 

@@ -33,10 +33,14 @@ class MacSQL(Retrieving, Pipeline):
         ParamSpec("selector_max_columns", 30, min=0,
                   help="auto mode skips the Selector while the schema has at most this many "
                        "columns in all (and the average is within the previous limit)"),
-        ParamSpec("decomposer_prompt", "paper", kind="choice", choices=["paper", "compact"],
+        ParamSpec("decomposer_prompt", "paper", kind="choice",
+                  choices=["paper", "compact", "graded"],
                   help="paper: the Decomposer prompt of Appendix A.2 with its two worked "
                        "demonstrations; compact: the same constraints and answer format without "
-                       "demonstrations, which a small model otherwise copies (joins and all)"),
+                       "demonstrations, which a small model otherwise copies (joins and all); "
+                       "graded: the paper's prompt and a third demonstration answering a simple "
+                       "question in one step, as the paper's Decomposer does with simple "
+                       "questions (Section 3.3)"),
         ParamSpec("refiner_prompt", "paper", kind="choice", choices=["paper", "tables"],
                   help="paper: the Refiner prompt of Appendix A.3; tables: the same, and after "
                        "a name error also the tables the SQL uses with all their columns and "
@@ -60,11 +64,13 @@ class MacSQL(Retrieving, Pipeline):
     ]
 
     # The Decomposer's prompt is the longest: ~2,000 tokens of instructions and worked examples
-    # besides the schema; the Refiner's (~400 tokens of instructions) adds the SQL, its error
-    # and, with refiner_prompt=tables, the columns of the tables around a name error. A prompt
-    # still over the context fails its step with a clear message before the model is called.
+    # besides the schema (~700 more with the graded variant's third demonstration); the
+    # Refiner's (~400 tokens of instructions) adds the SQL, its error and, with
+    # refiner_prompt=tables, the columns of the tables around a name error. A prompt still over
+    # the context fails its step with a clear message before the model is called.
     retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
-        macsql_schema(schema))], reserve=2600)
+        macsql_schema(schema))], reserve=lambda params: 2600 + (
+            700 if params.get("decomposer_prompt") == "graded" else 0))
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}

@@ -22,7 +22,13 @@ HERE = Path(__file__).parent
 # decomposer_prompt parameter -> prompt file. The compact variant keeps the paper's constraints
 # and answer format but drops the two demonstrations: on a 1.5B model their two-table joins were
 # copied into one-table questions, and their multi-step answers ended on a sub-question's SQL.
-PROMPTS = {"paper": "decomposer", "compact": "decomposer_compact"}
+# The graded variant keeps the paper's prompt whole and adds what Section 3.3 says the
+# Decomposer does with a simple question -- answer it with one SQL directly -- as one sentence
+# and a third demonstration: on a 1.5B model the two multi-step demonstrations alone made it
+# split simple questions too, and its split answers were right far less often than its
+# one-step ones.
+PROMPTS = {"paper": "decomposer", "compact": "decomposer_compact",
+           "graded": "decomposer_graded"}
 
 _HEADING = re.compile(r"^[ \t>*#_-]*sub[ \t-]*question[ \t]*(\d+)?[ \t*_]*[:.)][ \t*_]*(.*)$",
                       re.IGNORECASE | re.MULTILINE)
