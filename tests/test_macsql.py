@@ -250,7 +250,6 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
     assert "# Table: t2" not in decomposer_prompt
 
 
-# -- Refiner ---------------------------------------------------------------------------------------
 def test_the_paper_decomposer_prompt_is_the_default_and_the_compact_one_is_a_switch_away(
         small_db, llm, scripted_llm):
     answer = decomposition(("How many singers are from France?",
@@ -300,13 +299,14 @@ def test_the_graded_decomposer_prompt_is_the_papers_with_a_one_step_demonstratio
 def test_each_decomposer_prompt_fits_in_the_reserve_retrieval_leaves_it():
     """On a database over the context, retrieval sizes the schema to leave the Decomposer's
     instructions and demonstrations room; the longer graded prompt must get more."""
-    from agents.pipelines.macsql import PIPELINE
     from agents.prompts import load
     from agents.token_budget import estimate_tokens
     for variant, name in decomposer.PROMPTS.items():
         static = estimate_tokens(load(str(decomposer.HERE), name))
         assert static < PIPELINE.retrieval.reserve_for({"decomposer_prompt": variant}), variant
 
+
+# -- Refiner ---------------------------------------------------------------------------------------
 def test_refiner_repairs_an_error_and_re_executes_the_repair(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("q", "SELECT COUNT(*) FROM singers WHERE country = 'France'")))

@@ -3,9 +3,10 @@
 Algorithm 1 of the paper: when the database is large the Selector keeps only the relevant tables
 and columns; the Decomposer answers the question through sub-questions, the last one's SQL being
 the answer; the Refiner executes that SQL and repairs it from the error until it runs (and
-returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A); the
-Decomposer also has a compact variant (``decomposer_prompt``) and the Refiner one that spells
-out the tables around a name error (``refiner_prompt``), for small models.
+returns rows) or the repair budget is spent. The prompts are the paper's (Appendix A); for
+small models the Decomposer also has a compact variant and a graded one that answers a simple
+question in one step (``decomposer_prompt``), and the Refiner one that spells out the tables
+around a name error (``refiner_prompt``).
 """
 
 from __future__ import annotations
