@@ -1,4 +1,5 @@
-"""Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``; the vote
+"""Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
+``bench/name_error_repairs.py``, ``bench/recandidate.py``; the vote
 resumed with another order is in ``tests/test_selection.py``), against the scripted
 OpenAI-compatible server."""
 
@@ -42,6 +43,15 @@ def name_error_repairs(monkeypatch):
                                                   BENCH / "name_error_repairs.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "name_error_repairs", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def recandidate(monkeypatch):
+    spec = importlib.util.spec_from_file_location("recandidate", BENCH / "recandidate.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "recandidate", module)
     spec.loader.exec_module(module)
     return module
 
@@ -175,3 +185,51 @@ def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_erro
             event("fix", None, failing, {"prompt": "tables"}),
             event("review", None, {}, {"prompt": "paper"})]), 0)
     assert described == {"prompts": ["tables"]}
+
+
+def test_a_selection_run_with_its_decomposer_written_again_is_voted_on_again(
+        db_path, llm, scripted_llm, recandidate):
+    """Recorded with the paper's Decomposer prompt: its wrong candidate ties with the writer's
+    right one and the selection agent picks it. Resumed at that candidate with the graded
+    prompt, the decomposer agrees with the writer, whose candidate is written again the same,
+    and the vote is decisive."""
+    from agents.events import Run
+    from agents.pipelines.selection import PIPELINE as SELECTION
+    from prompt_markers import MAC_DECOMPOSE, SELECT_CHOICE, WRITER
+    everyone = "SELECT name FROM singer"
+    one_step = "If one SQL query can answer the [Question]"
+
+    def asks(marker):
+        return lambda req: marker in str(req["messages"][0]["content"])
+
+    def decomposed(sql):
+        return f"Sub question 1: Which singers?\nSQL\n```sql\n{sql}\n```\nQuestion Solved."
+
+    scripted_llm.when(asks(one_step), decomposed(GOLD))
+    scripted_llm.when(asks(MAC_DECOMPOSE), decomposed(everyone))
+    scripted_llm.when(asks(WRITER), f"```sql\n{GOLD}\n```")
+    scripted_llm.when(asks(SELECT_CHOICE), '{"reasoning": "A is first.", "choice": "A"}')
+    db = open_database(db_path)
+    recorded = run_to_end(start_run(SELECTION, QUESTION, db, llm, params={
+        "generators": "decomposer,writer", "samples": 0}))
+    db.close()
+    assert [e.step for e in recorded.events] == [
+        "ground", "candidate:decomposer", "candidate:writer", "vote", "select"]
+    assert recorded.final_sql == everyone
+    record = {"question_id": 4, "correct": False, "gold_sql": GOLD, "pred_sql": everyone,
+              "pred": {"ok": True}, "run": recorded.to_dict()}
+
+    find, describe = recandidate.regenerating("decomposer")
+    row = resume_record(record, SELECTION, find, describe, db_path,
+                        {"decomposer_prompt": "graded"}, DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "candidate:decomposer"
+    assert (row["before"], row["after"]) == (False, True)
+    assert row["steps"] == ["candidate:decomposer", "candidate:writer", "vote"]
+    assert row["prompt"] == "graded" and row["later_changed"] == []
+    assert (row["candidate_sql_before"], row["candidate_sql_after"]) == (everyone, GOLD)
+    assert row["vote"] == "decisive" and row["chosen"] == "decomposer"
+    assert row["calls"] == 2  # the decomposer and the writer; no selection agent
+
+    # a run without that candidate keeps its verdict
+    assert find(Run(pipeline="selection", question="q", db_name="d", events=[
+        event("candidate:writer", "candidate", {})])) is None

@@ -250,6 +250,32 @@ def test_a_failing_candidate_is_repaired_from_its_error_and_the_hint(db, llm, sc
     assert result.final_sql == FRANCE_ALIASED  # the writer's repaired SQL represents the group
 
 
+
+ONE_STEP = "If one SQL query can answer the [Question], write it as Sub question 1 and stop"
+
+
+def test_the_decomposer_generator_sends_the_prompt_its_parameter_names(db, llm, scripted_llm):
+    """By default the paper's Decomposer prompt; with ``decomposer_prompt=graded`` MAC-SQL's
+    graded one, also when its failing candidate is repaired; the trace says which ran."""
+    script(scripted_llm, decomposer=decomposition(WRONG_COLUMN), repair=sql_block(FRANCE))
+    paper = run(db, llm, generators="decomposer", samples=0)
+    graded = run(db, llm, generators="decomposer", samples=0, decomposer_prompt="graded")
+
+    for result, prompt in [(paper, "paper"), (graded, "graded")]:
+        assert result.status == "done", result.error
+        assert [e.step for e in result.events] == [
+            "ground", "candidate:decomposer", "repair:decomposer", "vote"]
+        assert result.events[1].inputs["prompt"] == prompt
+        assert result.final_sql == FRANCE
+    sent = [first_message(r) for r in requests_for(scripted_llm, MAC_DECOMPOSE)]
+    assert len(sent) == 4  # two candidates, each repaired in its own conversation
+    assert [ONE_STEP in text for text in sent] == [False, False, True, True]
+    assert sent[0] == sent[1] and sent[2] == sent[3]
+    # the graded prompt is the paper's with more static text: it needs a larger reserve
+    assert PIPELINE.retrieval.reserve_for(PIPELINE.resolve_params(
+        {"decomposer_prompt": "graded"})) > PIPELINE.retrieval.reserve_for(
+        PIPELINE.resolve_params({}))
+
 def test_when_no_candidate_runs_the_run_fails_and_says_so(db, llm, scripted_llm):
     script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(WRONG_COLUMN),
            repair=lambda req: sql_block(WRONG_TABLE if WRONG_TABLE in json.dumps(req)

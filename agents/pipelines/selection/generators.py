@@ -7,7 +7,9 @@ files and parsers (never a copy of them), so a candidate here is what that agent
 - ``sample1``, ``sample2``, ...: the same prompt sampled at a higher temperature. Its bytes are
   the writer's, so the local server processes it once per question and a sample costs only its
   few dozen output tokens;
-- ``decomposer``: MAC-SQL's Decomposer (sub-questions with SQL; the last one answers);
+- ``decomposer``: MAC-SQL's Decomposer (sub-questions with SQL; the last one answers), with
+  the prompt this pipeline's ``decomposer_prompt`` names (MAC-SQL's choices; the paper's by
+  default);
 - ``cot``: R³'s SQL-Writer (chain of thought, with related examples from the example bank);
 - ``fewshot``: DEA-SQL's SQL generation with examples by question template, given the paper's
   fixed JOIN hint (its "w/o classification" setting: the classification step is not run here).
@@ -67,8 +69,10 @@ class Generator:
 
     ``messages(ctx, evidence, examples)`` builds the prompt; ``parse(text)`` returns
     ``{"sql", "sub_questions"?, "reasoning"?}``; ``examples(ctx)`` retrieves few-shot examples
-    (None: the writer takes none). The prompt is a pure function of its inputs, so a repair
-    step rebuilds exactly the conversation the candidate came from.
+    (None: the writer takes none); ``prompt_variant(params)`` names the prompt the parameters
+    chose, for a writer that has more than one, so the trace says which ran. The prompt is a
+    pure function of its inputs, so a repair step rebuilds exactly the conversation the
+    candidate came from.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Generator:
     json_schema: dict | None = None
     examples: Callable[[StepContext], list[dict]] | None = None
     sampled: bool = False
+    prompt_variant: Callable[[dict], str] | None = None
 
 
 def _writer_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
@@ -94,9 +99,17 @@ def schema_text(ctx: StepContext) -> str:
 
 def _decomposer_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
     desc_str, fk_str = macsql_schema(ctx.schema)
-    prompt = render(load(str(decomposer.HERE), "decomposer"), desc_str=desc_str, fk_str=fk_str,
+    variant = decomposer.PROMPTS[decomposer_prompt(ctx.params)]
+    prompt = render(load(str(decomposer.HERE), variant), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(evidence))
     return user_message(prompt)
+
+
+def decomposer_prompt(params: dict) -> str:
+    """Which of MAC-SQL's Decomposer prompts the ``decomposer`` generator sends (its
+    ``decomposer_prompt`` choices; a run recorded before the parameter existed sent the
+    paper's)."""
+    return params.get("decomposer_prompt", "paper")
 
 
 def _example_params(ctx: StepContext, count_name: str) -> dict:
@@ -140,7 +153,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in [
     Generator("writer", "the baseline's one prompt", _writer_messages, _sql_only(extract_sql),
               WRITER_MAX_TOKENS),
     Generator("decomposer", "MAC-SQL's Decomposer (sub-questions)", _decomposer_messages,
-              decomposer.parse_answer, DECOMPOSER_MAX_TOKENS),
+              decomposer.parse_answer, DECOMPOSER_MAX_TOKENS, prompt_variant=decomposer_prompt),
     Generator("cot", "R³'s SQL-Writer (chain of thought)", _cot_messages, _cot_parse,
               r3_steps.WRITER_MAX_TOKENS, examples=_cot_examples),
     Generator("fewshot", "DEA-SQL's generation (few-shot, JOIN hint)", _fewshot_messages,

@@ -95,7 +95,9 @@ def candidate(ctx: StepContext, name: str) -> str:
     temperature = ctx.params["sample_temperature"] if generator.sampled else None
     examples = generator.examples(ctx) if generator.examples else []
     ctx.set_inputs(generator=generator.method, **({"temperature": temperature}
-                                                   if temperature is not None else {}))
+                                                   if temperature is not None else {}),
+                   **({"prompt": generator.prompt_variant(ctx.params)}
+                      if generator.prompt_variant else {}))
     entry = {"name": name, "sql": None, "answer": None, "examples": examples, "result": None,
              "repaired_from": None}
     _store(ctx.data, entry)

@@ -1,0 +1,84 @@
+"""Recorded `selection` runs with one candidate written again under new parameters, and voted on.
+
+``python bench/recandidate.py --candidate decomposer --results bench/results/seed7-selection
+--data ../shared/data/spider --param decomposer_prompt=graded --param
+generators=cot,writer,decomposer --out bench/results/recandidate-seed7-decomposer-graded.json``
+
+Every `selection` run of an evaluation folder is resumed at its ``candidate:<name>`` step with
+the given parameters (:mod:`agents.evaluation.resume_recorded`): the candidates written before
+it are the recorded ones; it, its repair, any candidate after it in the run's plan, the vote and
+(on an open vote) the selection agent run again on the embedded model. A later candidate at
+temperature 0 is expected to come out as recorded; each row names the later candidates whose SQL
+did change, so a difference can be told from the regenerated candidate's. Each row also has that
+candidate's SQL before and after and the prompt variant it ran with. Why a resume rather than a
+new evaluation: the candidates before it (one sampled above temperature 0) stay the same, so the
+measurement shows what the one generator's change does to the vote. Nothing is asserted: it is
+a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.events import Run  # noqa: E402
+from agents.pipelines.selection import PIPELINE  # noqa: E402
+from agents.pipelines.selection.generators import GENERATORS  # noqa: E402
+
+
+def candidate_sql(run: Run, name: str, start: int = 0) -> str | None:
+    """The candidate's SQL as the run left it: after its repair when it had one."""
+    sql = None
+    for event in run.events[start:]:
+        if event.step in (f"candidate:{name}", f"repair:{name}"):
+            sql = event.sql if event.sql is not None else sql
+    return sql
+
+
+def regenerating(name: str):
+    """The finder of a run's ``candidate:<name>`` step and the describer of its resumed run.
+    The finder keeps the recorded run it was last given, which the describer compares with
+    (``resume_record`` calls them in turn for each record)."""
+    recorded: list[Run] = []
+
+    def find(run: Run) -> int | None:
+        recorded[:] = [run]
+        steps = [e.step for e in run.events]
+        return steps.index(f"candidate:{name}") if f"candidate:{name}" in steps else None
+
+    def describe(run: Run, index: int) -> dict:
+        before = recorded[0]
+        later = {e.step.split(":", 1)[1] for e in run.events[index:]
+                 if e.step.startswith("candidate:") and e.step != f"candidate:{name}"}
+        first = run.events[index]
+        vote = next((e.parsed for e in run.events[index:] if e.step == "vote"), None) or {}
+        return {"candidate": name, "prompt": (first.inputs or {}).get("prompt"),
+                "candidate_sql_before": candidate_sql(before, name, index),
+                "candidate_sql_after": candidate_sql(run, name, index),
+                "later_changed": sorted(n for n in later if candidate_sql(run, n, index)
+                                        != candidate_sql(before, n, index)),
+                "vote": vote.get("outcome"), "chosen": vote.get("chosen")}
+    return find, describe
+
+
+def main(argv: list[str] | None = None) -> int:
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--candidate")
+    known, rest = first.parse_known_args(argv)
+    if known.candidate is None:
+        if {"-h", "--help"} & set(rest):
+            print(__doc__)
+            return 0
+        print(f"--candidate is required: one of {', '.join(GENERATORS)} or sample<N>",
+              file=sys.stderr)
+        return 2
+    find, describe = regenerating(known.candidate)
+    return resume_main(rest, PIPELINE, find, describe, __doc__.split("\n\n")[0])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
