@@ -3,11 +3,15 @@
 ``python bench/recandidate.py --candidate decomposer --results bench/results/seed7-selection
 --data ../shared/data/spider --param decomposer_prompt=graded --param
 generators=cot,writer,decomposer --out bench/results/recandidate-seed7-decomposer-graded.json``
+(``generators`` here only sets the vote's order of trust to today's default, so the result
+compares with the recorded candidates re-voted in that order, ``bench/reselect.py``).
 
 Every `selection` run of an evaluation folder is resumed at its ``candidate:<name>`` step with
 the given parameters (:mod:`agents.evaluation.resume_recorded`): the candidates written before
 it are the recorded ones; it, its repair, any candidate after it in the run's plan, the vote and
-(on an open vote) the selection agent run again on the embedded model. A later candidate at
+(on an open vote) the selection agent run again on the embedded model, with the example bank
+the folder was evaluated with (a later ``cot`` candidate looks its examples up again). A later
+candidate at
 temperature 0 is expected to come out as recorded; each row names the later candidates whose SQL
 did change, so a difference can be told from the regenerated candidate's. Each row also has that
 candidate's SQL before and after and the prompt variant it ran with. Why a resume rather than a
@@ -27,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
-from agents.pipelines.selection.generators import GENERATORS  # noqa: E402
+from agents.pipelines.selection.generators import GENERATORS, generator_for  # noqa: E402
 
 
 def candidate_sql(run: Run, name: str, start: int = 0) -> str | None:
@@ -41,27 +45,30 @@ def candidate_sql(run: Run, name: str, start: int = 0) -> str | None:
 
 def regenerating(name: str):
     """The finder of a run's ``candidate:<name>`` step and the describer of its resumed run.
-    The finder keeps the recorded run it was last given, which the describer compares with
-    (``resume_record`` calls them in turn for each record)."""
-    recorded: list[Run] = []
+    The finder keeps each recorded run it is given, by id, for the describer to compare the
+    resumed run (whose parent it is) with."""
+    recorded: dict[str, Run] = {}
 
     def find(run: Run) -> int | None:
-        recorded[:] = [run]
         steps = [e.step for e in run.events]
-        return steps.index(f"candidate:{name}") if f"candidate:{name}" in steps else None
+        if f"candidate:{name}" not in steps:
+            return None
+        recorded[run.run_id] = run
+        return steps.index(f"candidate:{name}")
 
     def describe(run: Run, index: int) -> dict:
-        before = recorded[0]
+        before = recorded.pop(run.parent_run_id)
         later = {e.step.split(":", 1)[1] for e in run.events[index:]
                  if e.step.startswith("candidate:") and e.step != f"candidate:{name}"}
         first = run.events[index]
         vote = next((e.parsed for e in run.events[index:] if e.step == "vote"), None) or {}
+        final = run.events[-1].data if run.events else {}
         return {"candidate": name, "prompt": (first.inputs or {}).get("prompt"),
                 "candidate_sql_before": candidate_sql(before, name, index),
                 "candidate_sql_after": candidate_sql(run, name, index),
                 "later_changed": sorted(n for n in later if candidate_sql(run, n, index)
                                         != candidate_sql(before, n, index)),
-                "vote": vote.get("outcome"), "chosen": vote.get("chosen")}
+                "vote": vote.get("outcome"), "chosen": (final or {}).get("chosen")}
     return find, describe
 
 
@@ -75,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(f"--candidate is required: one of {', '.join(GENERATORS)} or sample<N>",
               file=sys.stderr)
+        return 2
+    try:
+        generator_for(known.candidate)
+    except ValueError as exc:
+        print(f"--candidate: {exc}", file=sys.stderr)
         return 2
     find, describe = regenerating(known.candidate)
     return resume_main(rest, PIPELINE, find, describe, __doc__.split("\n\n")[0])

@@ -250,14 +250,22 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
     assert "# Table: t2" not in decomposer_prompt
 
 
-def test_the_paper_decomposer_prompt_is_the_default_and_the_compact_one_is_a_switch_away(
+def test_the_graded_decomposer_prompt_is_the_default_and_the_papers_is_a_switch_away(
         small_db, llm, scripted_llm):
     answer = decomposition(("How many singers are from France?",
                             "SELECT COUNT(*) FROM singer WHERE country = 'France'"))
     scripted_llm.when(DECOMPOSER, answer)
-    paper = run(small_db, llm)
+    default = run(small_db, llm)
+    assert default.events[1].inputs["prompt"] == "graded"
+    default_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    assert "write it as Sub question 1 and stop" in default_prompt
+
+    scripted_llm.clear()
+    scripted_llm.when(DECOMPOSER, answer)
+    paper = run(small_db, llm, decomposer_prompt="paper")
     paper_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
     assert "Sub question 1: Get the average value of SAT excellence rate" in paper_prompt
+    assert "write it as Sub question 1 and stop" not in paper_prompt
     assert paper.events[1].inputs["prompt"] == "paper"
 
     scripted_llm.clear()
@@ -278,7 +286,7 @@ def test_the_graded_decomposer_prompt_is_the_papers_with_a_one_step_demonstratio
     answer = decomposition(("How many singers are from France?",
                             "SELECT COUNT(*) FROM singer WHERE country = 'France'"))
     scripted_llm.when(DECOMPOSER, answer)
-    run(small_db, llm)
+    run(small_db, llm, decomposer_prompt="paper")
     paper_prompt = last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
     scripted_llm.clear()
     scripted_llm.when(DECOMPOSER, answer)
@@ -529,12 +537,13 @@ def test_the_paper_refiner_prompt_stays_the_default(small_db, llm, scripted_llm)
     assert result.events[2].inputs["prompt"] == "paper"
 
 
-# sha256 of the JSON of every request's messages of one scripted run with the default
-# parameters whose SQL fails (a name error, repaired), taken before refiner_prompt existed.
-DEFAULT_PROMPTS_SHA = "30bf03a0b4512c39031e46f4b36a3eba9ad5689e42bd1f4d87163b2b1dfe6a4c"
+# sha256 of the JSON of every request's messages of one scripted run with the paper's prompts
+# whose SQL fails (a name error, repaired), taken before refiner_prompt existed (when the
+# paper's prompts were the default parameters).
+PAPER_PROMPTS_SHA = "30bf03a0b4512c39031e46f4b36a3eba9ad5689e42bd1f4d87163b2b1dfe6a4c"
 
 
-def test_default_parameters_send_the_papers_prompts_byte_for_byte(small_db, llm, scripted_llm):
+def test_the_papers_prompts_are_sent_byte_for_byte(small_db, llm, scripted_llm):
     import hashlib
 
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT T1.nme FROM singer AS T1 JOIN "
@@ -542,8 +551,8 @@ def test_default_parameters_send_the_papers_prompts_byte_for_byte(small_db, llm,
                                                       "T2.singer_id")))
     scripted_llm.when(REFINER, "```sql\nSELECT T1.name FROM singer AS T1 JOIN concert AS T2 "
                                "ON T1.singer_id = T2.singer_id\n```")
-    result = run(small_db, llm, "Who sang?")
+    result = run(small_db, llm, "Who sang?", decomposer_prompt="paper")
     assert result.status == "done" and result.result["ok"]
     messages = [req["messages"] for req in scripted_llm.requests]
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-    assert digest == DEFAULT_PROMPTS_SHA
+    assert digest == PAPER_PROMPTS_SHA

@@ -38,7 +38,8 @@ GOLDEN = {
     ("macsql", ""): "c9fb61ca3d9e13d91e54b8718a2521ed74fe8bf18b08dacd13ef715f9681fae1",
     ("macsql", HINT): "1360e15029fbccfeeb77ec7f37e52c44ece3f84d04a02b3efadc8822095545ad",
 }
-PARAMS = {"baseline": {}, "macsql": {"use_selector": "always"}}
+# MAC-SQL with the paper's Decomposer prompt, the default when the hashes were taken
+PARAMS = {"baseline": {}, "macsql": {"use_selector": "always", "decomposer_prompt": "paper"}}
 
 
 @pytest.fixture

@@ -126,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"note: {notes[-1]}")
     services = {}
     if args.examples:
-        services["examples"] = _example_bank(args.examples)
+        services["examples"] = load_example_bank(args.examples)
 
     exclusion = _exclusion(dataset, args)
     questions = sample_questions(dataset.questions, args.limit, args.sample, args.seed,
@@ -241,7 +241,8 @@ def _parse_params(items: list[str], pipelines) -> dict[str, dict]:
     return params
 
 
-def _example_bank(path: str):
+def load_example_bank(path: str):
+    """The Spider-format example bank at ``path`` (with its tables.json when beside it)."""
     from ..example_bank import ExampleBank, ExampleBankError
 
     tables = Path(path).expanduser().parent / "tables.json"

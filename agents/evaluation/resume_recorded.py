@@ -9,7 +9,9 @@ the change does on the same inputs, at the cost of the steps after it only. A ru
 step is unchanged by construction and keeps its recorded verdict. Each new final SQL is scored
 with the evaluation's own scoring on the question's database, on the embedded model (temperature
 as the pipeline sets it, no response cache). The resumed steps run on the question's own
-database with the default query limits and no example bank: measure folders evaluated that way
+database with the default query limits and the example bank the folder was evaluated with (its
+manifest's ``examples``, or ``--examples``), since a resumed step may look examples up again (a
+``selection`` candidate written anew does): measure folders evaluated on their own databases
 (not ``--ask-db`` ones). A results line without a run (its database could not be opened) keeps
 its verdict too.
 """
@@ -35,7 +37,7 @@ Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's r
 
 def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: Describe,
                   db_path: str, overrides: dict, pool: DatabasePool, llm,
-                  options: EvalOptions) -> dict:
+                  options: EvalOptions, services: dict | None = None) -> dict:
     out = {"question_id": record["question_id"], "hardness": record.get("hardness"),
            "before": bool(record["correct"])}
     previous = Run.from_dict(record["run"]) if record.get("run") else None
@@ -45,7 +47,8 @@ def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: De
     db = pool.get(db_path)
     params = {**previous.params, **overrides}
     started = time.perf_counter()
-    run = run_to_end(resume_run(pipeline, previous, index, db, llm, params=params))
+    run = run_to_end(resume_run(pipeline, previous, index, db, llm, params=params,
+                                services=services))
     verdict = score(db, record["gold_sql"], run.final_sql, options)
     rerun = run.events[index:]
     calls = [c for e in rerun for c in e.calls]
@@ -57,6 +60,22 @@ def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: De
             "calls": len(calls), "seconds": round(time.perf_counter() - started, 2),
             "sql_before": record.get("pred_sql"), "sql_after": run.final_sql,
             **describe(run, index)}
+
+
+def _manifest(folder: str) -> dict:
+    try:
+        return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def example_services(path: str | None) -> dict:
+    """``{"examples": bank}`` for the runs' services, or ``{}`` without a bank file."""
+    if not path:
+        return {}
+    from .command import load_example_bank
+
+    return {"examples": load_example_bank(path)}
 
 
 def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: Describe,
@@ -72,12 +91,18 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     parser.add_argument("--data", required=True, help="the Spider folder it was evaluated on")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help=f"a {pipeline.name} parameter for the resumed steps (repeatable)")
+    parser.add_argument("--examples", default=None,
+                        help="the example bank (Spider-format JSON) for resumed steps; default: "
+                             "the one the folder's manifest names")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
         overrides = parse_params(pipeline, args.param)
+        services = example_services(args.examples or _manifest(args.results).get("examples"))
     except UsageError as exc:
         raise SystemExit(str(exc)) from None
+    print(f"example bank: {'none' if not services else len(services['examples'])} examples",
+          flush=True)
 
     llm = make_client(load_settings(provider="local", cache=False))
     pool, options = DatabasePool(), EvalOptions()
@@ -89,7 +114,7 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         db_path = str(Path(args.data) / "database" / record["db_id"]
                       / f"{record['db_id']}.sqlite")
         row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
-                            options)
+                            options, services)
         rows.append(row)
         if row["resumed"] and row["calls"]:
             print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
@@ -100,6 +125,7 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         "machine": machine_info(), "load_average_before": load_before,
         "load_average_after": os.getloadavg(), "results": args.results,
         "pipeline": pipeline.name, "params": overrides,
+        "examples": args.examples or _manifest(args.results).get("examples"),
         "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
         "ex_after": sum(r["after"] for r in rows),
         "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],

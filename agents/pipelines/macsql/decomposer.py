@@ -66,7 +66,7 @@ def run(ctx: StepContext) -> str:
     selection = ctx.data.get("selection")
     desc_str, fk_str = macsql_schema(ctx.schema, selection)
     tables = list(selection) if selection else ctx.schema.table_names()
-    variant = ctx.params.get("decomposer_prompt", "paper")
+    variant = ctx.params["decomposer_prompt"]
     ctx.set_inputs(tables=tables, selected=bool(selection), prompt=variant)
     prompt = render(load(str(HERE), PROMPTS[variant]), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(ctx.evidence))
