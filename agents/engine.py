@@ -104,6 +104,9 @@ class Pipeline:
     paper: str = ""
     params: list[ParamSpec] = []
     steps: list[Step] = []
+    # Parameters whose default changed, each with its default before: a run or an evaluation
+    # recorded without the parameter ran with that value, not today's (``resolve_recorded``).
+    earlier_defaults: dict[str, Any] = {}
 
     def first_step(self, ctx: "StepContext") -> str:
         return self.steps[0].name
@@ -132,6 +135,12 @@ class Pipeline:
                 raise ValueError(f"pipeline {self.name!r} has no parameter {key!r}")
             values[key] = spec.coerce(value)
         return values
+
+    def resolve_recorded(self, recorded: dict | None) -> dict:
+        """The parameters a recorded run or evaluation ran with: those it names, one it does
+        not name at its default of the time if that default has changed since, the rest at
+        today's defaults. Resuming an old run must not change what its earlier steps meant."""
+        return self.resolve_params({**self.earlier_defaults, **(recorded or {})})
 
     def final_sql(self, data: dict) -> str | None:
         return data.get("sql")
@@ -257,7 +266,8 @@ def resume_run(pipeline: Pipeline, previous: Run, from_index: int, db, llm, *,
         kept[-1].edited = True
     run = Run(pipeline=previous.pipeline, question=previous.question, evidence=previous.evidence,
               db_name=previous.db_name, db_path=previous.db_path,
-              params=pipeline.resolve_params(params if params is not None else previous.params),
+              params=pipeline.resolve_recorded(params if params is not None
+                                               else previous.params),
               model=getattr(llm, "model", "") or previous.model,
               start_data=copy.deepcopy(previous.start_data), events=kept,
               parent_run_id=previous.run_id, resumed_from=from_index,

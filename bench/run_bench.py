@@ -127,6 +127,15 @@ BENCHMARKS = [
               "repair prompt: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
               _model_and_spider_ready),
+    Benchmark("recandidate", ["bench/recandidate.py", "--candidate", "decomposer", "--results",
+                              "bench/results/seed7-selection", "--data", str(SPIDER), "--param",
+                              "decomposer_prompt=graded", "--param",
+                              "generators=cot,writer,decomposer", "--out",
+                              "bench/runs/recandidate-seed7-decomposer-graded.json"],
+              "recorded selection runs with one candidate written again under other "
+              "parameters, then voted on again: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about an hour", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -87,7 +87,7 @@ def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_
     assert evaluate("--examples", str(examples)) == 2
     err = capsys.readouterr().err
     assert "other settings" in err and "params: {'baseline': {'schema_format': 'macsql'}} " \
-        "there, {'baseline': {}} now" in err
+        "there, {'baseline': {'schema_format': 'ddl'}} now" in err
     assert evaluate("--examples", str(examples), "--param", "baseline.schema_format=ddl") == 2
     capsys.readouterr()
     # the same settings resume
@@ -114,6 +114,33 @@ def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
     old = {k: v for k, v in base.items() if k != "examples"}
     (tmp_path / "manifest.json").write_text(json.dumps(old))
     _check_manifest(tmp_path, {**base, "examples": "/x/train.json", "params": {"r3": {}}})
+
+
+def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path):
+    """MAC-SQL's Decomposer prompt was the paper's by default when a folder recorded
+    ``{"macsql": {}}``: resuming it with today's default (graded) would mix two prompts in one
+    results file, so it is refused; asked for the paper's prompt, it resumes. A manifest written
+    now names the parameter whose default changed, so a later change cannot blur it."""
+    from agents.cli import UsageError
+    from agents.evaluation.command import _check_manifest, _recorded_params
+    from agents.pipelines import get_pipeline
+
+    macsql = get_pipeline("macsql")
+    assert macsql.earlier_defaults == {"decomposer_prompt": "paper"}
+    base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
+            "model": "m", "error_hints": True, "examples": None}
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
+    today = _recorded_params({}, [macsql])
+    assert today == {"macsql": {"decomposer_prompt": "graded"}}
+    with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
+                                         "'decomposer_prompt': 'graded'.* now"):
+        _check_manifest(tmp_path, {**base, "params": today})
+    paper = _recorded_params({"macsql": {"decomposer_prompt": "paper"}}, [macsql])
+    _check_manifest(tmp_path, {**base, "params": paper})
+    # a folder evaluated with the graded prompt asked for by name resumes with the default
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {**base, "params": {"macsql": {"decomposer_prompt": "graded"}}}))
+    _check_manifest(tmp_path, {**base, "params": today})
 
 
 @pytest.mark.parametrize("extra, message", [

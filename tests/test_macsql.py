@@ -281,6 +281,26 @@ def test_the_graded_decomposer_prompt_is_the_default_and_the_papers_is_a_switch_
     assert compact.result["rows"] == paper.result["rows"] == [[2]]
 
 
+def test_a_run_recorded_before_the_default_changed_resumes_with_the_papers_prompt(
+        small_db, llm, scripted_llm):
+    """A run recorded when the paper's prompt was the default has no ``decomposer_prompt``
+    among its parameters; resumed at its Decomposer it sends the paper's prompt again, while a
+    run that names its prompt keeps it."""
+    scripted_llm.when(DECOMPOSER, decomposition((
+        "How many singers are from France?",
+        "SELECT COUNT(*) FROM singer WHERE country = 'France'")))
+    old = run(small_db, llm, decomposer_prompt="paper")
+    del old.params["decomposer_prompt"]
+    at = [e.step for e in old.events].index("decomposer")
+    for recorded, expected in [(old, "paper"), (run(small_db, llm), "graded")]:
+        resumed = run_to_end(resume_run(PIPELINE, recorded, at, small_db, llm))
+        assert resumed.status == "done", resumed.error
+        assert resumed.params["decomposer_prompt"] == expected
+        assert resumed.events[at].inputs["prompt"] == expected
+        sent = last_user_message(requests_for(scripted_llm, DECOMPOSER)[-1])
+        assert ("write it as Sub question 1 and stop" in sent) == (expected == "graded")
+
+
 def test_the_graded_decomposer_prompt_is_the_papers_with_a_one_step_demonstration(
         small_db, llm, scripted_llm):
     answer = decomposition(("How many singers are from France?",

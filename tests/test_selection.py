@@ -250,7 +250,6 @@ def test_a_failing_candidate_is_repaired_from_its_error_and_the_hint(db, llm, sc
     assert result.final_sql == FRANCE_ALIASED  # the writer's repaired SQL represents the group
 
 
-
 ONE_STEP = "If one SQL query can answer the [Question], write it as Sub question 1 and stop"
 
 
@@ -271,10 +270,18 @@ def test_the_decomposer_generator_sends_the_prompt_its_parameter_names(db, llm, 
     assert len(sent) == 4  # two candidates, each repaired in its own conversation
     assert [ONE_STEP in text for text in sent] == [False, False, True, True]
     assert sent[0] == sent[1] and sent[2] == sent[3]
+    # resumed at the repair with the other prompt chosen, the repair still continues the
+    # conversation its candidate came from
+    at = [e.step for e in graded.events].index("repair:decomposer")
+    resumed = run_to_end(resume_run(PIPELINE, graded, at, db, llm,
+                                    params={**graded.params, "decomposer_prompt": "paper"}))
+    assert resumed.status == "done" and resumed.final_sql == FRANCE
+    assert ONE_STEP in first_message(requests_for(scripted_llm, MAC_DECOMPOSE)[-1])
     # the graded prompt is the paper's with more static text: it needs a larger reserve
     assert PIPELINE.retrieval.reserve_for(PIPELINE.resolve_params(
         {"decomposer_prompt": "graded"})) > PIPELINE.retrieval.reserve_for(
         PIPELINE.resolve_params({}))
+
 
 def test_when_no_candidate_runs_the_run_fails_and_says_so(db, llm, scripted_llm):
     script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(WRONG_COLUMN),

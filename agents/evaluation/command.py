@@ -153,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
                 "error_hints": not args.no_error_hints,
                 "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
                 else None,
-                "params": _non_default_params(params, pipelines),
+                "params": _recorded_params(params, pipelines),
                 "exclude_samples": exclusion["samples"], "exclude_quoted": args.exclude_quoted,
                 "excluded_ids": exclusion["question_ids"],
                 "ask_db": str(Path(args.ask_db).resolve()) if args.ask_db else None}
@@ -283,7 +283,7 @@ def _check_manifest(out: Path, manifest: dict) -> None:
             now = manifest.get(key, RESUME_DEFAULTS.get(key))
             if key == "params":  # only pipelines evaluated there before and again now
                 before = {p: v for p, v in (before or {}).items() if p in now}
-                now = {p: now[p] for p in before}
+                before, now = _param_differences(before, {p: now[p] for p in before})
             if before != now:
                 changed[key] = (before, now)
         if changed:
@@ -297,14 +297,38 @@ def _check_manifest(out: Path, manifest: dict) -> None:
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
-def _non_default_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
-    """Per evaluated pipeline, the parameters ``--param`` set away from their defaults."""
+def _recorded_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
+    """Per evaluated pipeline, the parameters ``--param`` set away from their defaults, and
+    every parameter whose default has changed (``Pipeline.earlier_defaults``) written out, so a
+    manifest read after a later change still says what ran."""
     result = {}
     for pipeline in pipelines:
         defaults = pipeline.resolve_params(None)
-        values = params.get(pipeline.name, {})
-        result[pipeline.name] = {k: v for k, v in values.items() if defaults.get(k) != v}
+        values = pipeline.resolve_params(params.get(pipeline.name, {}))
+        result[pipeline.name] = {k: v for k, v in values.items()
+                                 if defaults.get(k) != v or k in pipeline.earlier_defaults}
     return result
+
+
+def _param_differences(before: dict[str, dict], now: dict[str, dict]) -> tuple[dict, dict]:
+    """The parameters that differ between a manifest's pipelines and this run's, per pipeline,
+    compared as the values they stand for: a parameter a manifest leaves out ran at its default
+    of the time (:meth:`~agents.engine.Pipeline.resolve_recorded`)."""
+    from ..pipelines import get_pipeline
+
+    there, here = {}, {}
+    for name in before:
+        try:
+            pipeline = get_pipeline(name)
+            old = pipeline.resolve_recorded(before[name])
+            new = pipeline.resolve_params(now[name])
+        except (KeyError, ValueError):  # a pipeline or parameter that no longer exists
+            old, new = before[name], now[name]
+        keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+        if keys:
+            there[name] = {k: old[k] for k in keys if k in old}
+            here[name] = {k: new[k] for k in keys if k in new}
+    return there, here
 
 
 def _exclusion(dataset, args: argparse.Namespace) -> dict:

@@ -1,7 +1,7 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
-What ``bench/reselect.py``, ``bench/retry_repeats.py`` and ``bench/name_error_repairs.py`` are
-made of. A change that acts only from a certain step on (the vote's order of trust; what a
+What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py`` and
+``bench/recandidate.py`` are made of. A change that acts only from a certain step on (the vote's order of trust; what a
 repair does when the model repeats itself, or what its prompt shows of a name error) is measured
 by resuming each recorded run at that step with the engine's ``resume_run``, as the app's
 "resume from here" does: every step before it is the recorded one, so the measurement shows what

@@ -38,7 +38,7 @@ class MacSQL(Retrieving, Pipeline):
                   help="auto mode skips the Selector while the schema has at most this many "
                        "columns in all (and the average is within the previous limit)"),
         ParamSpec("decomposer_prompt", "graded", kind="choice",
-                  choices=["graded", "paper", "compact"],
+                  choices=list(decomposer.PROMPTS),
                   help="graded: the paper's prompt and a third demonstration answering a simple "
                        "question in one step, as the paper's Decomposer does with simple "
                        "questions (Section 3.3; the default: better than the paper's prompt on "
@@ -58,6 +58,8 @@ class MacSQL(Retrieving, Pipeline):
                        "paper does"),
         repeat_retry.param_spec(),
     ]
+    # the Decomposer's prompt was the paper's by default before graded measured better
+    earlier_defaults = {"decomposer_prompt": "paper"}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",

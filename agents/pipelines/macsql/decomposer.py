@@ -1,7 +1,8 @@
 """MAC-SQL's Decomposer: split the question into sub-questions and write SQL for each in turn.
 
-The prompt is the paper's (Appendix A.2) with its two demonstrations; the answer is chain-of-
-thought text of "Sub question N: ... SQL ```sql ...```" pairs, and, as in Algorithm 1, the SQL of
+The prompt is the paper's (Appendix A.2) with its two demonstrations, by default with a third
+showing a simple question answered in one step (``graded``, see ``PROMPTS``); the answer is
+chain-of-thought text of "Sub question N: ... SQL ```sql ...```" pairs, and, as in Algorithm 1, the SQL of
 the last sub-question is the answer to the whole question. Small models drift from the format
 (no numbering, bold headings, another invented example after "Question Solved."), so parsing
 keys on the SQL blocks and treats the headings as labels only.
@@ -27,8 +28,8 @@ HERE = Path(__file__).parent
 # and a third demonstration: on a 1.5B model the two multi-step demonstrations alone made it
 # split simple questions too, and its split answers were right far less often than its
 # one-step ones.
-PROMPTS = {"paper": "decomposer", "compact": "decomposer_compact",
-           "graded": "decomposer_graded"}
+PROMPTS = {"graded": "decomposer_graded", "paper": "decomposer",
+           "compact": "decomposer_compact"}
 
 _HEADING = re.compile(r"^[ \t>*#_-]*sub[ \t-]*question[ \t]*(\d+)?[ \t*_]*[:.)][ \t*_]*(.*)$",
                       re.IGNORECASE | re.MULTILINE)

@@ -47,7 +47,8 @@ agent's prompt is its own (its static text is the same for every question), and 
 for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
-``answer``, ``examples``, ``result`` preview, ``repaired_from``), ``vote``, ``selection``,
+``answer``, ``examples``, ``result`` preview, ``repaired_from``, and ``prompt``, the variant of
+a writer with several prompts), ``vote``, ``selection``,
 ``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:
 ``value_matches``, ``candidate``, ``sql_repair``, ``candidate_vote``, ``selection``

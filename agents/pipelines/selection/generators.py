@@ -63,15 +63,28 @@ class Borrowed:
         return getattr(self._ctx, name)
 
 
+class WithParams:
+    """The step context with some of its parameters replaced: a repair rebuilding the prompt
+    its candidate was written with."""
+
+    def __init__(self, ctx: StepContext, **params: Any):
+        self._ctx = ctx
+        self.params = {**ctx.params, **params}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
 @dataclass(frozen=True)
 class Generator:
     """How one writer is asked: its prompt, its parser, its output limit and its examples.
 
     ``messages(ctx, evidence, examples)`` builds the prompt; ``parse(text)`` returns
     ``{"sql", "sub_questions"?, "reasoning"?}``; ``examples(ctx)`` retrieves few-shot examples
-    (None: the writer takes none); ``prompt_variant(params)`` names the prompt the parameters
-    chose, for a writer that has more than one, so the trace says which ran. The prompt is a
-    pure function of its inputs, so a repair step rebuilds exactly the conversation the
+    (None: the writer takes none); ``prompt_param`` is the parameter choosing among the writer's
+    prompts when it has more than one: the candidate records its value, so the trace says which
+    ran and a repair rebuilds that prompt even in a run resumed with another value. The prompt
+    is a pure function of its inputs, so a repair step rebuilds exactly the conversation the
     candidate came from.
     """
 
@@ -83,7 +96,7 @@ class Generator:
     json_schema: dict | None = None
     examples: Callable[[StepContext], list[dict]] | None = None
     sampled: bool = False
-    prompt_variant: Callable[[dict], str] | None = None
+    prompt_param: str | None = None
 
 
 def _writer_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
@@ -99,17 +112,10 @@ def schema_text(ctx: StepContext) -> str:
 
 def _decomposer_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
     desc_str, fk_str = macsql_schema(ctx.schema)
-    variant = decomposer.PROMPTS[decomposer_prompt(ctx.params)]
+    variant = decomposer.PROMPTS[ctx.params["decomposer_prompt"]]
     prompt = render(load(str(decomposer.HERE), variant), desc_str=desc_str, fk_str=fk_str,
                     query=ctx.question.strip(), evidence=evidence_text(evidence))
     return user_message(prompt)
-
-
-def decomposer_prompt(params: dict) -> str:
-    """Which of MAC-SQL's Decomposer prompts the ``decomposer`` generator sends (its
-    ``decomposer_prompt`` choices; a run recorded before the parameter existed sent the
-    paper's)."""
-    return params.get("decomposer_prompt", "paper")
 
 
 def _example_params(ctx: StepContext, count_name: str) -> dict:
@@ -153,7 +159,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in [
     Generator("writer", "the baseline's one prompt", _writer_messages, _sql_only(extract_sql),
               WRITER_MAX_TOKENS),
     Generator("decomposer", "MAC-SQL's Decomposer (sub-questions)", _decomposer_messages,
-              decomposer.parse_answer, DECOMPOSER_MAX_TOKENS, prompt_variant=decomposer_prompt),
+              decomposer.parse_answer, DECOMPOSER_MAX_TOKENS, prompt_param="decomposer_prompt"),
     Generator("cot", "R³'s SQL-Writer (chain of thought)", _cot_messages, _cot_parse,
               r3_steps.WRITER_MAX_TOKENS, examples=_cot_examples),
     Generator("fewshot", "DEA-SQL's generation (few-shot, JOIN hint)", _fewshot_messages,

@@ -18,7 +18,7 @@ from ...prompts import load, render
 from ...sqltext import same_sql
 from ...value_grounding import ground_question
 from ..r3 import steps as r3_steps
-from .generators import generator_for, grounded_evidence, plan, priority
+from .generators import WithParams, generator_for, grounded_evidence, plan, priority
 from .outputs import CandidateSQL, ValueMatches
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
@@ -31,7 +31,9 @@ def initial_data(ctx: StepContext) -> dict:
     return {
         "plan": order,          # candidate names in run order: cot, writer, sample1, ...
         "grounding": None,      # Grounding.to_dict() of the value lookup
-        "candidates": [],       # {"name", "sql", "answer", "examples", "result", "repaired_from"}
+        # {"name", "sql", "answer", "examples", "result", "repaired_from", "prompt"?: the
+        # prompt variant of a writer with several}
+        "candidates": [],
         "vote": None,           # the vote's groups and outcome (see voting.vote_step)
         "selection": None,      # the selection agent's options, choice and reasoning
         "chosen": None,         # the name of the candidate whose SQL is the answer
@@ -94,12 +96,12 @@ def candidate(ctx: StepContext, name: str) -> str:
     generator = generator_for(name)
     temperature = ctx.params["sample_temperature"] if generator.sampled else None
     examples = generator.examples(ctx) if generator.examples else []
+    prompt = ctx.params[generator.prompt_param] if generator.prompt_param else None
     ctx.set_inputs(generator=generator.method, **({"temperature": temperature}
                                                    if temperature is not None else {}),
-                   **({"prompt": generator.prompt_variant(ctx.params)}
-                      if generator.prompt_variant else {}))
+                   **({"prompt": prompt} if prompt else {}))
     entry = {"name": name, "sql": None, "answer": None, "examples": examples, "result": None,
-             "repaired_from": None}
+             "repaired_from": None, **({"prompt": prompt} if prompt else {})}
     _store(ctx.data, entry)
     record = CandidateSQL(generator=name, method=generator.method, temperature=temperature,
                           examples=len(examples) if generator.examples else None)
@@ -138,7 +140,9 @@ def repair(ctx: StepContext, name: str) -> str:
     generator = generator_for(name)
     error = failed.feedback()
     ctx.set_inputs(sql=before, error=failed.error)
-    messages = generator.messages(ctx, _evidence(ctx), entry.get("examples") or []) + [
+    written = (WithParams(ctx, **{generator.prompt_param: entry["prompt"]})
+               if generator.prompt_param and entry.get("prompt") else ctx)
+    messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
         {"role": "assistant", "content": entry.get("answer") or f"```sql\n{before}\n```"},
         {"role": "user", "content": render(load(str(r3_steps.HERE), "exec_error"),
                                            sql=before, error=error)}]
