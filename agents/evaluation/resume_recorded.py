@@ -78,6 +78,25 @@ def example_services(path: str | None) -> dict:
     return {"examples": load_example_bank(path)}
 
 
+def summary(rows: list[dict], settings: dict) -> dict:
+    """The report of the rows so far (``complete`` once every record has its row)."""
+    resumed = [r for r in rows if r["resumed"]]
+    called = [r for r in resumed if r["calls"]]
+    return {
+        "machine": machine_info(), **settings, "load_average_after": os.getloadavg(),
+        "complete": len(rows) == settings["records"],
+        "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
+        "ex_after": sum(r["after"] for r in rows),
+        "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
+        "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
+        "resumed_runs": len(resumed),
+        # the resumed runs that called the model (a decisive vote resumed does not)
+        "runs_with_calls": len(called), "calls": sum(r["calls"] for r in called),
+        "seconds_p50": (round(statistics.median(r["seconds"] for r in called), 2)
+                        if called else None),
+        "rows": rows}
+
+
 def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: Describe,
          description: str) -> int:
     import argparse
@@ -108,8 +127,11 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     pool, options = DatabasePool(), EvalOptions()
     records = [r for r in ResultsFile(Path(args.results) / "results.jsonl").read()
                if r["pipeline"] == pipeline.name]
-    load_before = os.getloadavg()
-    rows = []
+    settings = {"load_average_before": os.getloadavg(), "results": args.results,
+                "pipeline": pipeline.name, "params": overrides,
+                "examples": args.examples or _manifest(args.results).get("examples"),
+                "records": len(records)}
+    rows: list[dict] = []
     for record in records:
         db_path = str(Path(args.data) / "database" / record["db_id"]
                       / f"{record['db_id']}.sqlite")
@@ -119,23 +141,9 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         if row["resumed"] and row["calls"]:
             print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
                   f"({row['calls']} calls, {row['seconds']} s)", flush=True)
-    resumed = [r for r in rows if r["resumed"]]
-    called = [r for r in resumed if r["calls"]]
-    report = {
-        "machine": machine_info(), "load_average_before": load_before,
-        "load_average_after": os.getloadavg(), "results": args.results,
-        "pipeline": pipeline.name, "params": overrides,
-        "examples": args.examples or _manifest(args.results).get("examples"),
-        "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
-        "ex_after": sum(r["after"] for r in rows),
-        "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
-        "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
-        "resumed_runs": len(resumed),
-        # the resumed runs that called the model (a decisive vote resumed does not)
-        "runs_with_calls": len(called), "calls": sum(r["calls"] for r in called),
-        "seconds_p50": (round(statistics.median(r["seconds"] for r in called), 2)
-                        if called else None),
-        "rows": rows}
+            # written as it goes: a measurement stopped early keeps the rows it has
+            Path(args.out).write_text(json.dumps(summary(rows, settings), indent=1) + "\n")
+    report = summary(rows, settings)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
     return 0
