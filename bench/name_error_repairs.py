@@ -16,14 +16,13 @@ output kinds are found too. Nothing is asserted: it is a measurement.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.error_hints import is_name_error  # noqa: E402
-from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 
@@ -57,18 +56,9 @@ def prompts_of(step: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--pipeline", choices=sorted(REPAIR_STEPS))
-    known, rest = first.parse_known_args(argv)
-    if known.pipeline is None:
-        if {"-h", "--help"} & set(rest):
-            print(__doc__)
-            return 0
-        print(f"--pipeline is required: one of {', '.join(sorted(REPAIR_STEPS))}",
-              file=sys.stderr)
-        return 2
-    step = REPAIR_STEPS[known.pipeline]
-    return resume_main(rest, get_pipeline(known.pipeline), first_name_error_repair(step),
+    pipeline, rest = leading_option(argv, "--pipeline", sorted(REPAIR_STEPS), __doc__)
+    step = REPAIR_STEPS[pipeline]
+    return resume_main(rest, get_pipeline(pipeline), first_name_error_repair(step),
                        prompts_of(step), __doc__.split("\n\n")[0])
 
 

@@ -22,13 +22,12 @@ a measurement.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 from agents.pipelines.selection.generators import GENERATORS, generator_for  # noqa: E402
@@ -73,22 +72,9 @@ def regenerating(name: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--candidate")
-    known, rest = first.parse_known_args(argv)
-    if known.candidate is None:
-        if {"-h", "--help"} & set(rest):
-            print(__doc__)
-            return 0
-        print(f"--candidate is required: one of {', '.join(GENERATORS)} or sample<N>",
-              file=sys.stderr)
-        return 2
-    try:
-        generator_for(known.candidate)
-    except ValueError as exc:
-        print(f"--candidate: {exc}", file=sys.stderr)
-        return 2
-    find, describe = regenerating(known.candidate)
+    candidate, rest = leading_option(argv, "--candidate", [*GENERATORS, "sample<N>"], __doc__,
+                                     check=generator_for)
+    find, describe = regenerating(candidate)
     return resume_main(rest, PIPELINE, find, describe, __doc__.split("\n\n")[0])
 
 

@@ -17,13 +17,12 @@ Nothing is asserted: it is a measurement.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.pipelines.repeat_retry import RETRY_NOTE, repeats  # noqa: E402
@@ -59,16 +58,8 @@ def retried(run: Run, index: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    first = argparse.ArgumentParser(add_help=False)
-    first.add_argument("--pipeline", choices=PIPELINES)
-    known, rest = first.parse_known_args(argv)
-    if known.pipeline is None:
-        if {"-h", "--help"} & set(rest):
-            print(__doc__)
-            return 0
-        print(f"--pipeline is required: one of {', '.join(PIPELINES)}", file=sys.stderr)
-        return 2
-    return resume_main(rest, get_pipeline(known.pipeline), first_repeat, retried,
+    pipeline, rest = leading_option(argv, "--pipeline", list(PIPELINES), __doc__)
+    return resume_main(rest, get_pipeline(pipeline), first_repeat, retried,
                        __doc__.split("\n\n")[0])
 
 

@@ -28,32 +28,28 @@ def reply(sql: str) -> str:
     return f"The question asks for names.\n```sql\n{sql};\n```"
 
 
-@pytest.fixture
-def retry_repeats(monkeypatch):
-    spec = importlib.util.spec_from_file_location("retry_repeats", BENCH / "retry_repeats.py")
+def bench_script(monkeypatch, name: str):
+    """A ``bench/`` script imported as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "retry_repeats", module)
+    monkeypatch.setitem(sys.modules, name, module)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def retry_repeats(monkeypatch):
+    return bench_script(monkeypatch, "retry_repeats")
 
 
 @pytest.fixture
 def name_error_repairs(monkeypatch):
-    spec = importlib.util.spec_from_file_location("name_error_repairs",
-                                                  BENCH / "name_error_repairs.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "name_error_repairs", module)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "name_error_repairs")
 
 
 @pytest.fixture
 def recandidate(monkeypatch):
-    spec = importlib.util.spec_from_file_location("recandidate", BENCH / "recandidate.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "recandidate", module)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "recandidate")
 
 
 @pytest.fixture
@@ -233,3 +229,22 @@ def test_a_selection_run_with_its_decomposer_written_again_is_voted_on_again(
     # a run without that candidate keeps its verdict
     assert find(Run(pipeline="selection", question="q", db_name="d", events=[
         event("candidate:writer", "candidate", {})])) is None
+
+
+def test_the_option_a_script_needs_first_is_checked_before_the_rest(recandidate, capsys):
+    from agents.evaluation.resume_recorded import leading_option
+
+    assert leading_option(["--pipeline", "r3", "--results", "x"], "--pipeline", ["macsql", "r3"],
+                          "doc") == ("r3", ["--results", "x"])
+    for argv, code, stream, text in [
+            (["--help"], 0, "out", "doc"),
+            (["--results", "x"], 2, "err", "--pipeline is required: one of macsql, r3"),
+            (["--pipeline", "csma"], 2, "err", "--pipeline: 'csma' is not one of macsql, r3")]:
+        with pytest.raises(SystemExit) as exit_:
+            leading_option(argv, "--pipeline", ["macsql", "r3"], "doc")
+        assert exit_.value.code == code
+        assert text in getattr(capsys.readouterr(), stream)
+    # a candidate name is checked by the generators' own lookup, before any model is started
+    with pytest.raises(SystemExit) as exit_:
+        recandidate.main(["--candidate", "poet", "--results", "x"])
+    assert exit_.value.code == 2 and "'poet' is not a generator" in capsys.readouterr().err

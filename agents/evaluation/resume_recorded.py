@@ -1,19 +1,19 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
 What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py`` and
-``bench/recandidate.py`` are made of. A change that acts only from a certain step on (the vote's order of trust; what a
-repair does when the model repeats itself, or what its prompt shows of a name error) is measured
-by resuming each recorded run at that step with the engine's ``resume_run``, as the app's
-"resume from here" does: every step before it is the recorded one, so the measurement shows what
-the change does on the same inputs, at the cost of the steps after it only. A run without such a
-step is unchanged by construction and keeps its recorded verdict. Each new final SQL is scored
-with the evaluation's own scoring on the question's database, on the embedded model (temperature
-as the pipeline sets it, no response cache). The resumed steps run on the question's own
-database with the default query limits and the example bank the folder was evaluated with (its
-manifest's ``examples``, or ``--examples``), since a resumed step may look examples up again (a
-``selection`` candidate written anew does): measure folders evaluated on their own databases
-(not ``--ask-db`` ones). A results line without a run (its database could not be opened) keeps
-its verdict too.
+``bench/recandidate.py`` are made of. A change that acts only from a certain step on (the vote's
+order of trust; what a repair does when the model repeats itself, or what its prompt shows of a
+name error) is measured by resuming each recorded run at that step with the engine's
+``resume_run``, as the app's "resume from here" does: every step before it is the recorded one,
+so the measurement shows what the change does on the same inputs, at the cost of the steps after
+it only. A run without such a step is unchanged by construction and keeps its recorded verdict.
+Each new final SQL is scored with the evaluation's own scoring on the question's database, on
+the embedded model (temperature as the pipeline sets it, no response cache). The resumed steps
+run on the question's own database with the default query limits and the example bank the folder
+was evaluated with (its manifest's ``examples``, or ``--examples``), since a resumed step may
+look examples up again (a ``selection`` candidate written anew does): measure folders evaluated
+on their own databases (not ``--ask-db`` ones). A results line without a run (its database could
+not be opened) keeps its verdict too.
 """
 
 from __future__ import annotations
@@ -95,6 +95,36 @@ def summary(rows: list[dict], settings: dict) -> dict:
         "seconds_p50": (round(statistics.median(r["seconds"] for r in called), 2)
                         if called else None),
         "rows": rows}
+
+
+def leading_option(argv: list[str] | None, option: str, choices: list[str], doc: str,
+                   check: Callable[[str], None] | None = None) -> tuple[str, list[str]]:
+    """A script's required ``option`` that decides what the rest of its arguments mean (the
+    pipeline, the candidate), taken out of ``argv`` before :func:`main` parses the rest.
+    Without it, ``--help`` prints the script's ``doc`` and exits 0, anything else exits 2
+    naming ``choices``; ``check`` may refuse a value by raising ``ValueError``."""
+    import argparse
+    import sys
+
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument(option)
+    known, rest = first.parse_known_args(argv)
+    value = getattr(known, option.lstrip("-").replace("-", "_"))
+    if value is None:
+        if {"-h", "--help"} & set(rest):
+            print(doc)
+            raise SystemExit(0)
+        print(f"{option} is required: one of {', '.join(choices)}", file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        if check is not None:
+            check(value)
+        elif value not in choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(choices)}")
+    except ValueError as exc:
+        print(f"{option}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return value, rest
 
 
 def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: Describe,
