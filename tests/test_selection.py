@@ -253,11 +253,23 @@ def test_a_failing_candidate_is_repaired_from_its_error_and_the_hint(db, llm, sc
 ONE_STEP = "If one SQL query can answer the [Question], write it as Sub question 1 and stop"
 
 
+def test_the_decomposer_generator_sends_the_graded_prompt_by_default(db, llm, scripted_llm):
+    """As in MAC-SQL; a run recorded before the default changed keeps the paper's prompt."""
+    script(scripted_llm, decomposer=decomposition(FRANCE))
+    result = run(db, llm, generators="decomposer", samples=0)
+    assert result.events[1].inputs["prompt"] == "graded"
+    assert ONE_STEP in first_message(requests_for(scripted_llm, MAC_DECOMPOSE)[0])
+    del result.params["decomposer_prompt"]
+    resumed = run_to_end(resume_run(PIPELINE, result, 1, db, llm))
+    assert resumed.events[1].inputs["prompt"] == "paper"
+    assert ONE_STEP not in first_message(requests_for(scripted_llm, MAC_DECOMPOSE)[-1])
+
+
 def test_the_decomposer_generator_sends_the_prompt_its_parameter_names(db, llm, scripted_llm):
-    """By default the paper's Decomposer prompt; with ``decomposer_prompt=graded`` MAC-SQL's
-    graded one, also when its failing candidate is repaired; the trace says which ran."""
+    """The paper's Decomposer prompt or MAC-SQL's graded one, also when the failing candidate
+    is repaired; the trace says which ran."""
     script(scripted_llm, decomposer=decomposition(WRONG_COLUMN), repair=sql_block(FRANCE))
-    paper = run(db, llm, generators="decomposer", samples=0)
+    paper = run(db, llm, generators="decomposer", samples=0, decomposer_prompt="paper")
     graded = run(db, llm, generators="decomposer", samples=0, decomposer_prompt="graded")
 
     for result, prompt in [(paper, "paper"), (graded, "graded")]:
@@ -280,7 +292,7 @@ def test_the_decomposer_generator_sends_the_prompt_its_parameter_names(db, llm, 
     # the graded prompt is the paper's with more static text: it needs a larger reserve
     assert PIPELINE.retrieval.reserve_for(PIPELINE.resolve_params(
         {"decomposer_prompt": "graded"})) > PIPELINE.retrieval.reserve_for(
-        PIPELINE.resolve_params({}))
+        PIPELINE.resolve_params({"decomposer_prompt": "paper"}))
 
 
 def test_when_no_candidate_runs_the_run_fails_and_says_so(db, llm, scripted_llm):

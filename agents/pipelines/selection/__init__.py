@@ -32,7 +32,8 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
 Defaults and cost: ``cot`` (R³'s SQL-Writer with related examples), ``writer`` (the best
 single prompt measured in ``bench/``, a few seconds a question) and ``decomposer`` (MAC-SQL and
 R³ answered the most questions right there that the single prompt missed, and their writers
-reason in steps, so their mistakes differ from the writer's), and one sample of the writer,
+reason in steps, so their mistakes differ from the writer's; its prompt is MAC-SQL's
+``graded`` one, which answers a simple question in one step), and one sample of the writer,
 whose agreement with the writer is a cheap sign of its confidence. The order is the order of
 trust: it breaks ties and orders the selection agent's options, and a small selection agent
 mostly picks the first option shown. ``cot`` comes first because, where the candidates
@@ -92,10 +93,12 @@ class CandidateSelection(Retrieving, Pipeline):
                   help="how many times the selection agent compares the leading candidates, "
                        "each time in another order (each candidate first once); the one picked "
                        "most often wins, a tie keeps the vote's order"),
-        ParamSpec("decomposer_prompt", "paper", kind="choice", choices=list(DECOMPOSER_PROMPTS),
+        ParamSpec("decomposer_prompt", "graded", kind="choice", choices=list(DECOMPOSER_PROMPTS),
                   help="the decomposer generator's prompt, as MAC-SQL's parameter of that name: "
-                       "paper (Appendix A.2), compact (no demonstrations) or graded (the "
-                       "paper's and a demonstration answering a simple question in one step)"),
+                       "graded (the default: the paper's and a demonstration answering a simple "
+                       "question in one step; more right decomposer candidates and votes on "
+                       "both benchmark samples), paper (Appendix A.2) or compact (no "
+                       "demonstrations)"),
         ParamSpec("value_grounding", True,
                   help="look the question's words up among the stored values and show the "
                        "matches to the writers"),
@@ -120,6 +123,9 @@ class CandidateSelection(Retrieving, Pipeline):
         Step("select", "Selection agent", voting.select,
              "Compare the leading candidates and pick one", then=(END,)),
     ]
+
+    # the decomposer generator sent the paper's Decomposer prompt before graded measured better
+    earlier_defaults = {"decomposer_prompt": "paper"}
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -8,8 +8,8 @@ files and parsers (never a copy of them), so a candidate here is what that agent
   the writer's, so the local server processes it once per question and a sample costs only its
   few dozen output tokens;
 - ``decomposer``: MAC-SQL's Decomposer (sub-questions with SQL; the last one answers), with
-  the prompt this pipeline's ``decomposer_prompt`` names (MAC-SQL's choices; the paper's by
-  default);
+  the prompt this pipeline's ``decomposer_prompt`` names (MAC-SQL's choices; ``graded`` by
+  default, as in MAC-SQL);
 - ``cot``: R³'s SQL-Writer (chain of thought, with related examples from the example bank);
 - ``fewshot``: DEA-SQL's SQL generation with examples by question template, given the paper's
   fixed JOIN hint (its "w/o classification" setting: the classification step is not run here).
