@@ -9,15 +9,14 @@ compares with the recorded candidates re-voted in that order, ``bench/reselect.p
 Every `selection` run of an evaluation folder is resumed at its ``candidate:<name>`` step with
 the given parameters (:mod:`agents.evaluation.resume_recorded`): the candidates written before
 it are the recorded ones; it, its repair, any candidate after it in the run's plan, the vote and
-(on an open vote) the selection agent run again on the embedded model, with the example bank
-the folder was evaluated with (a later ``cot`` candidate looks its examples up again). A later
-candidate at
-temperature 0 is expected to come out as recorded; each row names the later candidates whose SQL
-did change, so a difference can be told from the regenerated candidate's. Each row also has that
-candidate's SQL before and after and the prompt variant it ran with. Why a resume rather than a
-new evaluation: the candidates before it (one sampled above temperature 0) stay the same, so the
-measurement shows what the one generator's change does to the vote. Nothing is asserted: it is
-a measurement.
+(on an open vote) the selection agent run again on the embedded model, with the example bank the
+folder was evaluated with (a later ``cot`` candidate looks its examples up again). A later
+candidate at temperature 0 is expected to come out as recorded; each row names the later
+candidates whose SQL did change, so a difference can be told from the regenerated candidate's.
+Each row also has that candidate's SQL before and after and the prompt variant it ran with. Why
+a resume rather than a new evaluation: the candidates before it (one sampled above temperature
+0) stay the same, so the measurement shows what the one generator's change does to the vote.
+Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations

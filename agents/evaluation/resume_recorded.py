@@ -83,7 +83,7 @@ def summary(rows: list[dict], settings: dict) -> dict:
     resumed = [r for r in rows if r["resumed"]]
     called = [r for r in resumed if r["calls"]]
     return {
-        "machine": machine_info(), **settings, "load_average_after": os.getloadavg(),
+        **settings, "load_average_after": os.getloadavg(),
         "complete": len(rows) == settings["records"],
         "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
         "ex_after": sum(r["after"] for r in rows),
@@ -145,9 +145,10 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
                              "the one the folder's manifest names")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    examples = args.examples or _manifest(args.results).get("examples")
     try:
         overrides = parse_params(pipeline, args.param)
-        services = example_services(args.examples or _manifest(args.results).get("examples"))
+        services = example_services(examples)
     except UsageError as exc:
         raise SystemExit(str(exc)) from None
     print(f"example bank: {'none' if not services else len(services['examples'])} examples",
@@ -157,10 +158,9 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     pool, options = DatabasePool(), EvalOptions()
     records = [r for r in ResultsFile(Path(args.results) / "results.jsonl").read()
                if r["pipeline"] == pipeline.name]
-    settings = {"load_average_before": os.getloadavg(), "results": args.results,
-                "pipeline": pipeline.name, "params": overrides,
-                "examples": args.examples or _manifest(args.results).get("examples"),
-                "records": len(records)}
+    settings = {"machine": machine_info(), "load_average_before": os.getloadavg(),
+                "results": args.results, "pipeline": pipeline.name, "params": overrides,
+                "examples": examples, "records": len(records)}
     rows: list[dict] = []
     for record in records:
         db_path = str(Path(args.data) / "database" / record["db_id"]

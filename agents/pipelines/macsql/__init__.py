@@ -76,8 +76,7 @@ class MacSQL(Retrieving, Pipeline):
     # refiner_prompt=tables, the columns of the tables around a name error. A prompt still over
     # the context fails its step with a clear message before the model is called.
     retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
-        macsql_schema(schema))], reserve=lambda params: 2600 + (
-            700 if params.get("decomposer_prompt") == "graded" else 0))
+        macsql_schema(schema))], reserve=lambda params: 2600 + decomposer.extra_reserve(params))
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}

@@ -2,10 +2,10 @@
 
 The prompt is the paper's (Appendix A.2) with its two demonstrations, by default with a third
 showing a simple question answered in one step (``graded``, see ``PROMPTS``); the answer is
-chain-of-thought text of "Sub question N: ... SQL ```sql ...```" pairs, and, as in Algorithm 1, the SQL of
-the last sub-question is the answer to the whole question. Small models drift from the format
-(no numbering, bold headings, another invented example after "Question Solved."), so parsing
-keys on the SQL blocks and treats the headings as labels only.
+chain-of-thought text of "Sub question N: ... SQL ```sql ...```" pairs, and, as in Algorithm 1,
+the SQL of the last sub-question is the answer to the whole question. Small models drift from
+the format (no numbering, bold headings, another invented example after "Question Solved."), so
+parsing keys on the SQL blocks and treats the headings as labels only.
 """
 
 from __future__ import annotations
@@ -30,6 +30,14 @@ HERE = Path(__file__).parent
 # one-step ones.
 PROMPTS = {"graded": "decomposer_graded", "paper": "decomposer",
            "compact": "decomposer_compact"}
+# Static prompt tokens a variant adds to the paper's prompt (the graded one's sentence and third
+# demonstration), which retrieval must leave room for besides a pipeline's own reserve.
+EXTRA_PROMPT_TOKENS = {"graded": 700}
+
+
+def extra_reserve(params: dict) -> int:
+    """Tokens the ``decomposer_prompt`` these parameters choose needs beyond the paper's."""
+    return EXTRA_PROMPT_TOKENS.get(params.get("decomposer_prompt", ""), 0)
 
 _HEADING = re.compile(r"^[ \t>*#_-]*sub[ \t-]*question[ \t]*(\d+)?[ \t*_]*[:.)][ \t*_]*(.*)$",
                       re.IGNORECASE | re.MULTILINE)

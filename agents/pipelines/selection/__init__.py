@@ -63,7 +63,7 @@ from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from .. import baseline
 from ..common import macsql_schema
 from ..deasql.shared import table_info
-from ..macsql.decomposer import PROMPTS as DECOMPOSER_PROMPTS
+from ..macsql import decomposer
 from . import steps, voting
 from .generators import GENERATORS, GeneratorList
 
@@ -93,7 +93,7 @@ class CandidateSelection(Retrieving, Pipeline):
                   help="how many times the selection agent compares the leading candidates, "
                        "each time in another order (each candidate first once); the one picked "
                        "most often wins, a tie keeps the vote's order"),
-        ParamSpec("decomposer_prompt", "graded", kind="choice", choices=list(DECOMPOSER_PROMPTS),
+        ParamSpec("decomposer_prompt", "graded", kind="choice", choices=list(decomposer.PROMPTS),
                   help="the decomposer generator's prompt, as MAC-SQL's parameter of that name: "
                        "graded (the default: the paper's and a demonstration answering a simple "
                        "question in one step; more right decomposer candidates and votes on "
@@ -131,13 +131,12 @@ class CandidateSelection(Retrieving, Pipeline):
         return steps.initial_data(ctx)
 
     # Generators show the schema as commented DDL, MAC-SQL column lists or DEA-SQL's table
-    # info; a repair prompt adds few-shot examples, the SQL and its error. The graded
-    # Decomposer prompt is ~700 tokens longer than the paper's (as in MAC-SQL's reserve).
+    # info; a repair prompt adds few-shot examples, the SQL and its error; a Decomposer prompt
+    # variant adds its own static text, as in MAC-SQL's reserve.
     retrieval = RetrievalSpec(forms=lambda params: [
         lambda schema: baseline.schema_text(schema, "ddl"),
         lambda schema: "\n".join(macsql_schema(schema)),
-        table_info], reserve=lambda params: 3000 + (
-            700 if params.get("decomposer_prompt") == "graded" else 0))
+        table_info], reserve=lambda params: 3000 + decomposer.extra_reserve(params))
 
     def start_step(self, ctx: StepContext) -> str:
         return steps.first_step(ctx)

@@ -47,25 +47,9 @@ DECOMPOSER_MAX_TOKENS = 700
 _SAMPLE = re.compile(r"sample(\d+)\Z")
 
 
-class Borrowed:
-    """The step context as another pipeline's functions expect it: that pipeline's parameters
-    (its defaults, with the overrides given), a state of its own, and the grounded evidence;
-    everything else (question, schema, database, services, notes) is this run's."""
-
-    def __init__(self, ctx: StepContext, pipeline, params: dict, evidence: str,
-                 data: dict | None = None):
-        self._ctx = ctx
-        self.params = pipeline.resolve_params(params)
-        self.evidence = evidence
-        self.data = data or {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ctx, name)
-
-
 class WithParams:
     """The step context with some of its parameters replaced: a repair rebuilding the prompt
-    its candidate was written with."""
+    its candidate was written with. Everything not set here is the context's."""
 
     def __init__(self, ctx: StepContext, **params: Any):
         self._ctx = ctx
@@ -73,6 +57,19 @@ class WithParams:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ctx, name)
+
+
+class Borrowed(WithParams):
+    """The step context as another pipeline's functions expect it: that pipeline's parameters
+    (its defaults, with the overrides given), a state of its own, and the grounded evidence;
+    everything else (question, schema, database, services, notes) is this run's."""
+
+    def __init__(self, ctx: StepContext, pipeline, params: dict, evidence: str,
+                 data: dict | None = None):
+        super().__init__(ctx)
+        self.params = pipeline.resolve_params(params)
+        self.evidence = evidence
+        self.data = data or {}
 
 
 @dataclass(frozen=True)
