@@ -6,6 +6,7 @@ OpenAI-compatible server."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -248,3 +249,23 @@ def test_the_option_a_script_needs_first_is_checked_before_the_rest(recandidate,
     with pytest.raises(SystemExit) as exit_:
         recandidate.main(["--candidate", "poet", "--results", "x"])
     assert exit_.value.code == 2 and "'poet' is not a generator" in capsys.readouterr().err
+
+
+def test_a_stopped_measurement_continues_with_its_rows_under_the_same_settings(tmp_path):
+    """``--continue`` keeps an earlier report's rows only when it measured the same thing."""
+    from agents.evaluation.resume_recorded import kept_rows, summary
+
+    settings = {"results": "bench/results/seed8", "pipeline": "selection",
+                "params": {"decomposer_prompt": "graded"}, "examples": "train.json",
+                "records": 3, "machine": {}}
+    out = tmp_path / "report.json"
+    assert kept_rows(out, settings) == []            # nothing measured yet
+    row = {"question_id": 4, "before": True, "after": True, "resumed": False}
+    out.write_text(json.dumps(summary([row], settings)))
+    assert json.loads(out.read_text())["complete"] is False
+    assert kept_rows(out, settings) == [row]
+    with pytest.raises(SystemExit, match="another params; write to a new --out"):
+        kept_rows(out, {**settings, "params": {"decomposer_prompt": "paper"}})
+    out.write_text("{not json")
+    with pytest.raises(SystemExit, match="is not a readable report"):
+        kept_rows(out, settings)

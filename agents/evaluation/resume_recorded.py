@@ -12,7 +12,8 @@ the embedded model (temperature as the pipeline sets it, no response cache). The
 run on the question's own database with the default query limits and the example bank the folder
 was evaluated with (its manifest's ``examples``, or ``--examples``), since a resumed step may
 look examples up again (a ``selection`` candidate written anew does): measure folders evaluated
-on their own databases (not ``--ask-db`` ones). A results line without a run (its database could
+on their own databases (not ``--ask-db`` ones). The report is written after every resumed run;
+``--continue`` picks a stopped measurement up where it ended. A results line without a run (its database could
 not be opened) keeps its verdict too.
 """
 
@@ -97,6 +98,25 @@ def summary(rows: list[dict], settings: dict) -> dict:
         "rows": rows}
 
 
+def kept_rows(out: Path, settings: dict) -> list[dict]:
+    """The rows of an earlier report at ``out`` that a continued measurement keeps: all of
+    them when it measured the same folder, pipeline, parameters and example bank; otherwise
+    a clear refusal (continuing under other settings would mix two measurements in one
+    report). No report yet: nothing kept."""
+    try:
+        earlier = json.loads(out.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--continue: {out} is not a readable report ({exc})") from None
+    differing = [k for k in ("results", "pipeline", "params", "examples")
+                 if earlier.get(k) != settings.get(k)]
+    if differing:
+        raise SystemExit(f"--continue: {out} was measured with another "
+                         f"{', '.join(differing)}; write to a new --out instead")
+    return list(earlier.get("rows") or [])
+
+
 def leading_option(argv: list[str] | None, option: str, choices: list[str], doc: str,
                    check: Callable[[str], None] | None = None) -> tuple[str, list[str]]:
     """A script's required ``option`` that decides what the rest of its arguments mean (the
@@ -144,6 +164,9 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
                         help="the example bank (Spider-format JSON) for resumed steps; default: "
                              "the one the folder's manifest names")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--continue", dest="continue_", action="store_true",
+                        help="keep the rows of an earlier, stopped report at --out and resume "
+                             "only the records it has no row for")
     args = parser.parse_args(argv)
     examples = args.examples or _manifest(args.results).get("examples")
     try:
@@ -161,8 +184,13 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     settings = {"machine": machine_info(), "load_average_before": os.getloadavg(),
                 "results": args.results, "pipeline": pipeline.name, "params": overrides,
                 "examples": examples, "records": len(records)}
-    rows: list[dict] = []
+    rows = kept_rows(Path(args.out), settings) if args.continue_ else []
+    done = {r["question_id"] for r in rows}
+    if done:
+        print(f"continuing: {len(done)} rows kept from {args.out}", flush=True)
     for record in records:
+        if record["question_id"] in done:
+            continue
         db_path = str(Path(args.data) / "database" / record["db_id"]
                       / f"{record['db_id']}.sqlite")
         row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
