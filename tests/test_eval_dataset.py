@@ -288,3 +288,43 @@ def test_a_resume_with_other_exclusions_is_refused(eval_env, tmp_path, capsys):
 def test_a_bad_excluded_sample_is_a_usage_error(eval_env, tmp_path, capsys):
     assert run_eval(eval_env, tmp_path / "x", "--exclude-sample", "seven:4")[0] == 2
     assert "--exclude-sample" in capsys.readouterr().err
+
+
+def test_each_invocation_into_a_folder_is_recorded_as_a_sitting(eval_env, tmp_path):
+    """A run resumed into the same folder keeps the history of when, with which code and
+    beside how much load each part ran; the report lists every sitting."""
+    from agents.evaluation.sittings import code_version
+
+    out = tmp_path / "out"
+    assert run_eval(eval_env, out, "--limit", "2")[0] == 0
+    code, report = run_eval(eval_env, out)              # the other 2 of a sample of 4
+    assert code == 0
+    first, second = report["sittings"]
+    assert (first["written"], second["written"]) == (2, 2)
+    assert first["ended_as"] == second["ended_as"] == "done"
+    assert first["started"] <= first["ended"] <= second["started"] <= second["ended"]
+    assert first["code"] == code_version()
+    if first["load_start"] is not None:      # platforms without a load average record None
+        assert first["load_max"] >= first["load_start"]
+    markdown = (out / "report.md").read_text()
+    assert "## Sittings" in markdown and markdown.count("| done |") == 2
+
+
+def test_the_code_version_names_the_commit_and_changed_engine_files(tmp_path):
+    import subprocess
+
+    from agents.evaluation.sittings import code_version
+
+    assert code_version(tmp_path) is None              # not a git checkout
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "x.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    clean = code_version(tmp_path)
+    assert clean and "+" not in clean
+    (tmp_path / "notes.txt").write_text("outside the engine")
+    assert code_version(tmp_path) == clean
+    (tmp_path / "agents" / "x.py").write_text("x = 2\n")
+    assert code_version(tmp_path) == clean + "+changes"

@@ -20,6 +20,7 @@ from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
 from .report import render_markdown, run_metadata, write_report
+from .sittings import Sitting, read_sittings
 
 MANIFEST = "manifest.json"
 # Manifest keys that must match for a folder to be resumed: anything else makes the old and new
@@ -165,7 +166,10 @@ def main(args: argparse.Namespace) -> int:
                           step_limits=ExecLimits(hints=not args.no_error_hints),
                           ask_db=str(Path(args.ask_db).resolve()) if args.ask_db else None)
 
+    sitting = Sitting(out)
+
     def on_record(record, run):
+        sitting.saw_question()
         if store is not None and run is not None:
             store.save_run(run, source="eval")
 
@@ -197,24 +201,27 @@ def main(args: argparse.Namespace) -> int:
         },
         "notes": notes,
     }
-    status = 0
+    status, ended_as = 0, "failed"   # until the evaluation returns or stops cleanly
     try:
         outcome = run_evaluation(questions, pipelines, llm, out, options, services=services,
                                  on_record=on_record)
+        ended_as = "done"
         print(f"done: {outcome.written} new, {outcome.already_done} already in the results file")
         if outcome.held_back:
             print(f"{outcome.held_back} items whose model call failed were not recorded; "
                   f"re-run with --out {out} to retry them")
     except EvaluationAborted as exc:
         print(f"stopped: {exc}")
-        status = 1
+        status, ended_as = 1, "stopped"
     except KeyboardInterrupt:
         print(f"\ninterrupted; re-run with --out {out} to continue")
-        status = 130
+        status, ended_as = 130, "interrupted"
     finally:
         if store is not None:
             store.close()
-    report = write_report(out, run_metadata(model=llm.model or model, **details))
+        sitting.finish(ended_as)
+    report = write_report(out, run_metadata(model=llm.model or model, **details,
+                                            sittings=read_sittings(out)))
     print()
     print(render_markdown(report))
     print(f"results: {out / 'results.jsonl'}\nreport: {out / 'report.md'}")

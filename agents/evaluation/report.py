@@ -18,6 +18,7 @@ from typing import Iterable
 
 from .dataset import order_hardness
 from .records import RESULTS_FILE, ResultsFile
+from .sittings import sittings_markdown
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -157,6 +158,7 @@ def render_markdown(report: dict) -> str:
     if settings:
         lines += ["", "## Settings", ""]
         lines += [f"- {key}: {value}" for key, value in settings.items()]
+    lines += sittings_markdown(report.get("sittings") or [])
     notes = list(report.get("notes") or [])
     for name, s in pipelines.items():
         if s.get("gold_errors"):
