@@ -252,20 +252,27 @@ def test_the_option_a_script_needs_first_is_checked_before_the_rest(recandidate,
 
 
 def test_a_stopped_measurement_continues_with_its_rows_under_the_same_settings(tmp_path):
-    """``--continue`` keeps an earlier report's rows only when it measured the same thing."""
-    from agents.evaluation.resume_recorded import kept_rows, summary
+    """``--continue`` keeps an earlier report's rows and sittings only when it measured the
+    same thing."""
+    from agents.evaluation.resume_recorded import earlier_report, summary
+    from agents.evaluation.sittings import Sitting
 
     settings = {"results": "bench/results/seed8", "pipeline": "selection",
                 "params": {"decomposer_prompt": "graded"}, "examples": "train.json",
                 "records": 3, "machine": {}}
     out = tmp_path / "report.json"
-    assert kept_rows(out, settings) == []            # nothing measured yet
+    assert earlier_report(out, settings) == {"rows": [], "sittings": []}  # nothing yet
     row = {"question_id": 4, "before": True, "after": True, "resumed": False}
-    out.write_text(json.dumps(summary([row], settings)))
+    sitting = Sitting(code="abc1234")
+    sitting.saw_question()
+    out.write_text(json.dumps(summary([row], {**settings, "sittings": [sitting.so_far()]})))
     assert json.loads(out.read_text())["complete"] is False
-    assert kept_rows(out, settings) == [row]
+    kept = earlier_report(out, settings)
+    assert kept["rows"] == [row]
+    assert [(s["code"], s["written"], s["ended_as"]) for s in kept["sittings"]] == [
+        ("abc1234", 1, "running")]
     with pytest.raises(SystemExit, match="another params; write to a new --out"):
-        kept_rows(out, {**settings, "params": {"decomposer_prompt": "paper"}})
+        earlier_report(out, {**settings, "params": {"decomposer_prompt": "paper"}})
     out.write_text("{not json")
     with pytest.raises(SystemExit, match="is not a readable report"):
-        kept_rows(out, settings)
+        earlier_report(out, settings)

@@ -20,7 +20,7 @@ from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
 from .report import render_markdown, run_metadata, write_report
-from .sittings import Sitting, read_sittings
+from .sittings import Sitting, read_sittings, record_sitting
 
 MANIFEST = "manifest.json"
 # Manifest keys that must match for a folder to be resumed: anything else makes the old and new
@@ -166,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
                           step_limits=ExecLimits(hints=not args.no_error_hints),
                           ask_db=str(Path(args.ask_db).resolve()) if args.ask_db else None)
 
-    sitting = Sitting(out)
+    sitting = Sitting()
 
     def on_record(record, run):
         sitting.saw_question()
@@ -219,7 +219,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
-        sitting.finish(ended_as)
+        record_sitting(out, sitting.finish(ended_as))
     report = write_report(out, run_metadata(model=llm.model or model, **details,
                                             sittings=read_sittings(out)))
     print()

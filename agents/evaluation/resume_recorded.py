@@ -12,8 +12,9 @@ the embedded model (temperature as the pipeline sets it, no response cache). The
 run on the question's own database with the default query limits and the example bank the folder
 was evaluated with (its manifest's ``examples``, or ``--examples``), since a resumed step may
 look examples up again (a ``selection`` candidate written anew does): measure folders evaluated
-on their own databases (not ``--ask-db`` ones). The report is written after every resumed run;
-``--continue`` picks a stopped measurement up where it ended. A results line without a run (its database could
+on their own databases (not ``--ask-db`` ones). The report is written after every resumed run
+and lists its sittings (start, end, commit, load average; :mod:`.sittings`); ``--continue``
+picks a stopped measurement up where it ended. A results line without a run (its database could
 not be opened) keeps its verdict too.
 """
 
@@ -31,6 +32,7 @@ from ..events import Run
 from .harness import DatabasePool, EvalOptions, score
 from .records import ResultsFile
 from .report import machine_info
+from .sittings import Sitting
 
 FindStep = Callable[[Run], "int | None"]     # the index to resume a recorded run from, or None
 Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's row
@@ -98,15 +100,15 @@ def summary(rows: list[dict], settings: dict) -> dict:
         "rows": rows}
 
 
-def kept_rows(out: Path, settings: dict) -> list[dict]:
-    """The rows of an earlier report at ``out`` that a continued measurement keeps: all of
-    them when it measured the same folder, pipeline, parameters and example bank; otherwise
-    a clear refusal (continuing under other settings would mix two measurements in one
-    report). No report yet: nothing kept."""
+def earlier_report(out: Path, settings: dict) -> dict:
+    """The earlier report at ``out`` that a continued measurement carries on: its rows and
+    sittings are kept when it measured the same folder, pipeline, parameters and example bank;
+    otherwise a clear refusal (continuing under other settings would mix two measurements in
+    one report). No report yet: an empty one."""
     try:
         earlier = json.loads(out.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return []
+        return {"rows": [], "sittings": []}
     except (OSError, ValueError) as exc:
         raise SystemExit(f"--continue: {out} is not a readable report ({exc})") from None
     differing = [k for k in ("results", "pipeline", "params", "examples")
@@ -114,7 +116,8 @@ def kept_rows(out: Path, settings: dict) -> list[dict]:
     if differing:
         raise SystemExit(f"--continue: {out} was measured with another "
                          f"{', '.join(differing)}; write to a new --out instead")
-    return list(earlier.get("rows") or [])
+    return {"rows": list(earlier.get("rows") or []),
+            "sittings": list(earlier.get("sittings") or [])}
 
 
 def leading_option(argv: list[str] | None, option: str, choices: list[str], doc: str,
@@ -184,10 +187,16 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     settings = {"machine": machine_info(), "load_average_before": os.getloadavg(),
                 "results": args.results, "pipeline": pipeline.name, "params": overrides,
                 "examples": examples, "records": len(records)}
-    rows = kept_rows(Path(args.out), settings) if args.continue_ else []
+    earlier = earlier_report(Path(args.out), settings) if args.continue_ else \
+        {"rows": [], "sittings": []}
+    rows, sitting = earlier["rows"], Sitting()
     done = {r["question_id"] for r in rows}
     if done:
         print(f"continuing: {len(done)} rows kept from {args.out}", flush=True)
+
+    def with_sittings(line: dict) -> dict:
+        return {**settings, "sittings": [*earlier["sittings"], line]}
+
     for record in records:
         if record["question_id"] in done:
             continue
@@ -196,11 +205,14 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
                             options, services)
         rows.append(row)
+        sitting.saw_question()
         if row["resumed"] and row["calls"]:
             print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
                   f"({row['calls']} calls, {row['seconds']} s)", flush=True)
             # written as it goes: a measurement stopped early keeps the rows it has
-            Path(args.out).write_text(json.dumps(summary(rows, settings), indent=1) + "\n")
+            Path(args.out).write_text(json.dumps(
+                summary(rows, with_sittings(sitting.so_far())), indent=1) + "\n")
+    settings = with_sittings(sitting.finish())
     report = summary(rows, settings)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))

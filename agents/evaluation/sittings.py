@@ -53,11 +53,10 @@ def _load() -> float | None:
 
 
 class Sitting:
-    """One invocation's line of ``sittings.jsonl``: :meth:`saw_question` after each result,
-    :meth:`finish` once at the end (also when stopped), which appends the line."""
+    """One invocation's record: :meth:`saw_question` after each result, :meth:`so_far` for a
+    report written while it runs, :meth:`finish` once at the end (also when stopped)."""
 
-    def __init__(self, out: Path, code: str | None = None):
-        self.out = Path(out)
+    def __init__(self, code: str | None = None):
         load = _load()
         self.line = {"started": _now(), "ended": None,
                      "code": code if code is not None else code_version(),
@@ -69,12 +68,21 @@ class Sitting:
         if load is not None:
             self.line["load_max"] = max(load, self.line["load_max"] or 0)
 
+    def so_far(self) -> dict:
+        """The record as if the sitting ended now (``ended_as``: ``running``)."""
+        return {**self.line, "ended": _now(), "load_end": _load(), "ended_as": "running"}
+
     def finish(self, ended_as: str = "done") -> dict:
         self.line.update(ended=_now(), load_end=_load(), ended_as=ended_as)
-        self.out.mkdir(parents=True, exist_ok=True)
-        with (self.out / SITTINGS_FILE).open("a", encoding="utf-8") as f:
-            f.write(json.dumps(self.line) + "\n")
-        return self.line
+        return dict(self.line)
+
+
+def record_sitting(out: Path, line: dict) -> None:
+    """Append ``line`` to the folder's ``sittings.jsonl``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / SITTINGS_FILE).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def read_sittings(out: Path) -> list[dict]:
