@@ -123,6 +123,24 @@ def _header(label: str, report: dict) -> None:
     if report.get("notes"):
         for note in report["notes"]:
             st.caption(f"Note: {note}")
+    sittings = report.get("sittings") or []
+    if sittings:
+        with st.expander(f"Sittings: {len(sittings)} (when each part ran, with which code, "
+                         "beside how much load)"):
+            load = st.column_config.NumberColumn(format="%.2f")
+            st.dataframe(_sittings_frame(sittings), hide_index=True, width="stretch",
+                         column_config={c: load for c in ("load at start", "highest load",
+                                                          "load at end")})
+
+
+def _sittings_frame(sittings: list[dict]) -> pd.DataFrame:
+    """One row per invocation that wrote into the folder. The load average counts the model
+    server too: about 2 on a 2-core machine is the evaluation alone."""
+    return pd.DataFrame([{
+        "started": s.get("started"), "ended": s.get("ended"), "code": s.get("code") or "unknown",
+        "results written": s.get("written"), "ended as": s.get("ended_as"),
+        "load at start": s.get("load_start"), "highest load": s.get("load_max"),
+        "load at end": s.get("load_end")} for s in sittings])
 
 
 def _summary_frame(pipelines: dict) -> pd.DataFrame:

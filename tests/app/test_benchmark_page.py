@@ -106,6 +106,26 @@ def test_summary_charts_and_wrong_answers(app, evaluation):
     assert any("no such column: nme" in m.value for m in at.markdown)
 
 
+def test_the_sittings_of_an_evaluation_are_listed(app, evaluation):
+    """A folder evaluated in two sittings says when each ran, with which code and load."""
+    report = json.loads((evaluation / "report.json").read_text())
+    report["sittings"] = [
+        {"started": "2026-11-26 05:00:00 UTC", "ended": "2026-11-26 05:30:00 UTC",
+         "code": "abc1234", "written": 3, "ended_as": "interrupted", "load_start": 1.9,
+         "load_max": 4.2, "load_end": 2.1},
+        {"started": "2026-11-26 06:00:00 UTC", "ended": "2026-11-26 06:10:00 UTC",
+         "code": "abc1234+changes", "written": 5, "ended_as": "done", "load_start": 2.0,
+         "load_max": 2.3, "load_end": 2.0}]
+    (evaluation / "report.json").write_text(json.dumps(report))
+    at = open_page(app, evaluation)
+    assert errors(at) == []
+    assert any(e.label.startswith("Sittings: 2") for e in at.expander)
+    frame = next(d.value for d in at.dataframe if "results written" in d.value.columns)
+    assert list(frame["code"]) == ["abc1234", "abc1234+changes"]
+    assert list(frame["ended as"]) == ["interrupted", "done"]
+    assert list(frame["highest load"]) == [4.2, 2.3]
+
+
 def test_open_an_answer_as_a_run_in_history(app, evaluation):
     at = open_page(app, evaluation)
     at.selectbox(key="bench_pipeline").select("typo").run()
