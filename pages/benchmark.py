@@ -123,7 +123,7 @@ def _header(label: str, report: dict) -> None:
     if report.get("notes"):
         for note in report["notes"]:
             st.caption(f"Note: {note}")
-    sittings = report.get("sittings") or []
+    sittings = [s for s in report.get("sittings") or [] if isinstance(s, dict)]
     if sittings:
         with st.expander(f"Sittings: {len(sittings)} (when each part ran, with which code, "
                          "beside how much load)"):
@@ -134,13 +134,15 @@ def _header(label: str, report: dict) -> None:
 
 
 def _sittings_frame(sittings: list[dict]) -> pd.DataFrame:
-    """One row per invocation that wrote into the folder. The load average counts the model
-    server too: about 2 on a 2-core machine is the evaluation alone."""
+    """One row per invocation that wrote into the folder (:mod:`agents.evaluation.sittings`).
+    The load average counts a local model server's threads too."""
+    def number(value):
+        return value if isinstance(value, (int, float)) else None
     return pd.DataFrame([{
         "started": s.get("started"), "ended": s.get("ended"), "code": s.get("code") or "unknown",
-        "results written": s.get("written"), "ended as": s.get("ended_as"),
-        "load at start": s.get("load_start"), "highest load": s.get("load_max"),
-        "load at end": s.get("load_end")} for s in sittings])
+        "results": s.get("results"), "ended as": s.get("ended_as"),
+        "load at start": number(s.get("load_start")), "highest load": number(s.get("load_max")),
+        "load at end": number(s.get("load_end"))} for s in sittings])
 
 
 def _summary_frame(pipelines: dict) -> pd.DataFrame:

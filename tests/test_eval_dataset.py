@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections import Counter
 import os
@@ -300,31 +301,63 @@ def test_each_invocation_into_a_folder_is_recorded_as_a_sitting(eval_env, tmp_pa
     code, report = run_eval(eval_env, out)              # the other 2 of a sample of 4
     assert code == 0
     first, second = report["sittings"]
-    assert (first["written"], second["written"]) == (2, 2)
+    assert (first["results"], second["results"]) == (2, 2)
     assert first["ended_as"] == second["ended_as"] == "done"
+    assert first["held_back"] == 0
     assert first["started"] <= first["ended"] <= second["started"] <= second["ended"]
     assert first["code"] == code_version()
-    if first["load_start"] is not None:      # platforms without a load average record None
-        assert first["load_max"] >= first["load_start"]
+    for key in ("load_start", "load_max", "load_end"):  # None where there is no load average
+        assert first[key] is None or isinstance(first[key], float)
     markdown = (out / "report.md").read_text()
     assert "## Sittings" in markdown and markdown.count("| done |") == 2
 
 
+@pytest.mark.parametrize("raised, code, ended_as", [
+    (KeyboardInterrupt(), 130, "interrupted"),
+    ("aborted", 1, "stopped"),
+    (RuntimeError("disk gone"), 1, "failed")])
+def test_a_sitting_that_ends_badly_says_how_and_the_report_keeps_up(
+        eval_env, tmp_path, monkeypatch, capsys, raised, code, ended_as):
+    """However an invocation ends, its sitting is recorded and the report is written from
+    the results so far; an unexpected error still reaches the CLI as one line."""
+    from agents.evaluation import command
+    from agents.evaluation.harness import EvaluationAborted
+
+    out = tmp_path / "out"
+    assert run_eval(eval_env, out, "--limit", "2")[0] == 0
+    if raised == "aborted":
+        raised = EvaluationAborted("too many model failures")
+
+    def stops(*args, **kwargs):
+        raise raised
+    monkeypatch.setattr(command, "run_evaluation", stops)
+    assert run_eval(eval_env, out)[0] == code
+    report = json.loads((out / "report.json").read_text())
+    assert [s["ended_as"] for s in report["sittings"]] == ["done", ended_as]
+    assert report["questions_evaluated"] == 2
+    if ended_as == "failed":
+        assert capsys.readouterr().err.strip() == "error: RuntimeError: disk gone"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_code_version_names_the_commit_and_changed_engine_files(tmp_path):
     import subprocess
 
     from agents.evaluation.sittings import code_version
 
-    assert code_version(tmp_path) is None              # not a git checkout
-    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    repo = tmp_path / "repo"
+    (repo / "agents").mkdir(parents=True)
+    assert code_version(repo) is None                 # not a checkout of its own
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+           "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"]
     subprocess.run([*git, "init", "-q"], check=True)
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "x.py").write_text("x = 1\n")
+    (repo / "agents" / "x.py").write_text("x = 1\n")
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "c"], check=True)
-    clean = code_version(tmp_path)
+    clean = code_version(repo)
     assert clean and "+" not in clean
-    (tmp_path / "notes.txt").write_text("outside the engine")
-    assert code_version(tmp_path) == clean
-    (tmp_path / "agents" / "x.py").write_text("x = 2\n")
-    assert code_version(tmp_path) == clean + "+changes"
+    (repo / "notes.txt").write_text("outside the engine")
+    assert code_version(repo) == clean
+    (repo / "agents" / "x.py").write_text("x = 2\n")
+    assert code_version(repo) == clean + "+changes"
+    assert code_version(repo / "agents") is None      # inside a checkout, not its top

@@ -169,7 +169,7 @@ def main(args: argparse.Namespace) -> int:
     sitting = Sitting()
 
     def on_record(record, run):
-        sitting.saw_question()
+        sitting.count_result()
         if store is not None and run is not None:
             store.save_run(run, source="eval")
 
@@ -201,27 +201,41 @@ def main(args: argparse.Namespace) -> int:
         },
         "notes": notes,
     }
-    status, ended_as = 0, "failed"   # until the evaluation returns or stops cleanly
+    status, ended = 0, {"ended_as": "failed"}   # until the evaluation returns or stops
+
+    def write_down() -> dict:
+        """The sitting and the report, however the evaluation ended: a report never lags
+        behind the results file, and a sitting that cannot be recorded only says so."""
+        problem = record_sitting(out, sitting.finish(**ended))
+        if problem:
+            print(f"note: {problem}")
+        return write_report(out, run_metadata(model=llm.model or model, **details,
+                                              sittings=read_sittings(out)))
+
     try:
         outcome = run_evaluation(questions, pipelines, llm, out, options, services=services,
                                  on_record=on_record)
-        ended_as = "done"
+        ended = {"ended_as": "done", "held_back": outcome.held_back}
         print(f"done: {outcome.written} new, {outcome.already_done} already in the results file")
         if outcome.held_back:
             print(f"{outcome.held_back} items whose model call failed were not recorded; "
                   f"re-run with --out {out} to retry them")
     except EvaluationAborted as exc:
         print(f"stopped: {exc}")
-        status, ended_as = 1, "stopped"
+        status, ended = 1, {"ended_as": "stopped"}
     except KeyboardInterrupt:
         print(f"\ninterrupted; re-run with --out {out} to continue")
-        status, ended_as = 130, "interrupted"
+        status, ended = 130, {"ended_as": "interrupted"}
+    except BaseException:
+        try:              # the results so far stay summarized ...
+            write_down()
+        except Exception:  # ... if they can be: the error to report is the first one
+            pass
+        raise
     finally:
         if store is not None:
             store.close()
-        record_sitting(out, sitting.finish(ended_as))
-    report = write_report(out, run_metadata(model=llm.model or model, **details,
-                                            sittings=read_sittings(out)))
+    report = write_down()
     print()
     print(render_markdown(report))
     print(f"results: {out / 'results.jsonl'}\nreport: {out / 'report.md'}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,7 +26,7 @@ from ..engine import ExecLimits, Pipeline, run_to_end, start_run
 from ..events import Run
 from .dataset import Question
 from .metric import order_matters, result_eq, scoring_sql
-from .records import RESULTS_FILE, ResultsFile, record_key
+from .records import RESULTS_FILE, ResultsFile, record_key, utc_now
 
 PREVIEW_ROWS = 20
 MODEL_FAILURE_PREFIX = "model call failed"
@@ -117,14 +116,14 @@ def evaluate_one(question: Question, pipeline: Pipeline, llm, pool: DatabasePool
         return {**base, "correct": False, "status": "failed", "pred_sql": None,
                 "error": f"database could not be opened: {exc}",
                 "pred_error": "database could not be opened", "pred_error_class": "Database",
-                "metrics": _metrics(None), "finished_at": _now()}, None
+                "metrics": _metrics(None), "finished_at": utc_now()}, None
     run = run_to_end(start_run(pipeline, question.question, asked, llm, evidence=question.evidence,
                                params=options.params.get(pipeline.name),
                                limits=options.step_limits, cancel=cancel, services=services))
     verdict = score(db, question.gold_sql, run.final_sql, options, pred_db=asked)
     record = {**base, "pred_sql": run.final_sql, **verdict, "status": run.status,
               "error": run.error, "model": run.model, "metrics": _metrics(run),
-              "finished_at": _now(), "run": run.to_dict()}
+              "finished_at": utc_now(), "run": run.to_dict()}
     return record, run
 
 
@@ -258,6 +257,3 @@ def _metrics(run: Run | None) -> dict:
     totals["cached_calls"] = sum(1 for e in run.events for c in e.calls if c.cached)
     return totals
 
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

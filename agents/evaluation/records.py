@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from ..events import Run
+
+
+def utc_now() -> str:
+    """Now in UTC, to the second (ISO 8601): every time an evaluation writes down."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 RESULTS_FILE = "results.jsonl"
 

@@ -12,12 +12,11 @@ import math
 import os
 import platform
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
 from .dataset import order_hardness
-from .records import RESULTS_FILE, ResultsFile
+from .records import RESULTS_FILE, ResultsFile, utc_now
 from .sittings import sittings_markdown
 
 REPORT_JSON = "report.json"
@@ -95,7 +94,7 @@ def build_report(records: list[dict], meta: dict | None = None) -> dict:
 
 def run_metadata(**fields) -> dict:
     """Report metadata for an evaluation finishing now on this machine, plus ``fields``."""
-    return {"created": _now(), "machine": machine_info(), **fields}
+    return {"created": utc_now(), "machine": machine_info(), **fields}
 
 
 def write_report(out_dir: str | Path, meta: dict | None = None) -> dict:
@@ -231,6 +230,3 @@ def _percentile(values: list[float], q: float) -> float | None:
     value = ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
     return round(value, 3)
 
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

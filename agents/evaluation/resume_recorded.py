@@ -32,7 +32,7 @@ from ..events import Run
 from .harness import DatabasePool, EvalOptions, score
 from .records import ResultsFile
 from .report import machine_info
-from .sittings import Sitting
+from .sittings import Sitting, carried_on
 
 FindStep = Callable[[Run], "int | None"]     # the index to resume a recorded run from, or None
 Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's row
@@ -86,7 +86,7 @@ def summary(rows: list[dict], settings: dict) -> dict:
     resumed = [r for r in rows if r["resumed"]]
     called = [r for r in resumed if r["calls"]]
     return {
-        **settings, "load_average_after": os.getloadavg(),
+        **settings,
         "complete": len(rows) == settings["records"],
         "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
         "ex_after": sum(r["after"] for r in rows),
@@ -102,22 +102,76 @@ def summary(rows: list[dict], settings: dict) -> dict:
 
 def earlier_report(out: Path, settings: dict) -> dict:
     """The earlier report at ``out`` that a continued measurement carries on: its rows and
-    sittings are kept when it measured the same folder, pipeline, parameters and example bank;
-    otherwise a clear refusal (continuing under other settings would mix two measurements in
-    one report). No report yet: an empty one."""
+    sittings are kept when it measured the same folder, pipeline, parameters and example bank
+    (paths compared as the files they name); otherwise a clear refusal (continuing under other
+    settings would mix two measurements in one report). No report yet: an empty one."""
     try:
         earlier = json.loads(out.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"rows": [], "sittings": []}
     except (OSError, ValueError) as exc:
         raise SystemExit(f"--continue: {out} is not a readable report ({exc})") from None
-    differing = [k for k in ("results", "pipeline", "params", "examples")
-                 if earlier.get(k) != settings.get(k)]
+    if not isinstance(earlier, dict) or not isinstance(earlier.get("rows") or [], list):
+        raise SystemExit(f"--continue: {out} is not a report of this script")
+
+    def same(key: str) -> bool:
+        if key in ("results", "examples") and earlier.get(key) and settings.get(key):
+            return Path(earlier[key]).resolve() == Path(settings[key]).resolve()
+        return earlier.get(key) == settings.get(key)
+
+    differing = [k for k in ("results", "pipeline", "params", "examples") if not same(k)]
     if differing:
         raise SystemExit(f"--continue: {out} was measured with another "
                          f"{', '.join(differing)}; write to a new --out instead")
-    return {"rows": list(earlier.get("rows") or []),
-            "sittings": list(earlier.get("sittings") or [])}
+    return {"rows": [r for r in earlier.get("rows") or []
+                     if isinstance(r, dict) and "question_id" in r],
+            "sittings": carried_on(earlier.get("sittings") or [])}
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write ``data`` whole or not at all: a measurement killed mid-write keeps its last
+    report readable for ``--continue``."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+def measure(records: list[dict], resume_one: Callable[[dict], dict], out: Path,
+            settings: dict, earlier: dict) -> tuple[dict, int]:
+    """Resume every record ``earlier`` has no row for, writing the report at ``out`` after
+    each resumed run; the final report and the exit code. Stopped by Ctrl-C or an error, the
+    report still gets the rows so far and the sitting says how it ended."""
+    rows, sitting = list(earlier["rows"]), Sitting()
+    done = {r["question_id"] for r in rows}
+    if done:
+        print(f"continuing: {len(done)} rows kept from {out}", flush=True)
+
+    def report(record: dict) -> dict:
+        return summary(rows, {**settings, "sittings": [*earlier["sittings"], record]})
+
+    status, ended_as = 0, "done"
+    try:
+        for record in records:
+            if record["question_id"] in done:
+                continue
+            row = resume_one(record)
+            rows.append(row)
+            sitting.count_result()
+            if row["resumed"] and row["calls"]:
+                print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
+                      f"({row['calls']} calls, {row['seconds']} s)", flush=True)
+                # written as it goes: a measurement stopped early keeps the rows it has
+                _write_json(out, report(sitting.so_far()))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; --continue with the same --out {out} carries it on")
+        status, ended_as = 130, "interrupted"
+    except Exception as exc:
+        print(f"error: {type(exc).__name__}: {exc}; --continue with the same --out {out} "
+              "carries it on")
+        status, ended_as = 1, "failed"
+    final = report(sitting.finish(ended_as))
+    _write_json(out, final)
+    return final, status
 
 
 def leading_option(argv: list[str] | None, option: str, choices: list[str], doc: str,
@@ -180,40 +234,33 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     print(f"example bank: {'none' if not services else len(services['examples'])} examples",
           flush=True)
 
+    results_file = Path(args.results) / "results.jsonl"
+    if not results_file.is_file():
+        raise SystemExit(f"--results: no results.jsonl in {args.results}")
+    records = [r for r in ResultsFile(results_file).read() if r["pipeline"] == pipeline.name]
+    # the load beside the measurement is in its sittings (one per invocation)
+    settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name, "params": overrides,
+                "examples": examples, "records": len(records)}
+    out = Path(args.out)
+    if args.continue_:
+        earlier = earlier_report(out, settings)
+    elif out.exists():
+        raise SystemExit(f"{out} exists: --continue carries that measurement on; to start "
+                         "again, remove it or choose another --out")
+    else:
+        earlier = {"rows": [], "sittings": []}
+    if {r["question_id"] for r in earlier["rows"]} >= {r["question_id"] for r in records}:
+        print(f"nothing to do: {out} has a row for every record")
+        return 0
     llm = make_client(load_settings(provider="local", cache=False))
     pool, options = DatabasePool(), EvalOptions()
-    records = [r for r in ResultsFile(Path(args.results) / "results.jsonl").read()
-               if r["pipeline"] == pipeline.name]
-    settings = {"machine": machine_info(), "load_average_before": os.getloadavg(),
-                "results": args.results, "pipeline": pipeline.name, "params": overrides,
-                "examples": examples, "records": len(records)}
-    earlier = earlier_report(Path(args.out), settings) if args.continue_ else \
-        {"rows": [], "sittings": []}
-    rows, sitting = earlier["rows"], Sitting()
-    done = {r["question_id"] for r in rows}
-    if done:
-        print(f"continuing: {len(done)} rows kept from {args.out}", flush=True)
 
-    def with_sittings(line: dict) -> dict:
-        return {**settings, "sittings": [*earlier["sittings"], line]}
-
-    for record in records:
-        if record["question_id"] in done:
-            continue
+    def resume_one(record: dict) -> dict:
         db_path = str(Path(args.data) / "database" / record["db_id"]
                       / f"{record['db_id']}.sqlite")
-        row = resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
-                            options, services)
-        rows.append(row)
-        sitting.saw_question()
-        if row["resumed"] and row["calls"]:
-            print(f"  q{row['question_id']}: {row['before']} -> {row['after']} "
-                  f"({row['calls']} calls, {row['seconds']} s)", flush=True)
-            # written as it goes: a measurement stopped early keeps the rows it has
-            Path(args.out).write_text(json.dumps(
-                summary(rows, with_sittings(sitting.so_far())), indent=1) + "\n")
-    settings = with_sittings(sitting.finish())
-    report = summary(rows, settings)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+        return resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
+                             options, services)
+
+    report, status = measure(records, resume_one, out, settings, earlier)
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
-    return 0
+    return status

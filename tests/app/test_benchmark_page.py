@@ -111,19 +111,20 @@ def test_the_sittings_of_an_evaluation_are_listed(app, evaluation):
     report = json.loads((evaluation / "report.json").read_text())
     report["sittings"] = [
         {"started": "2026-11-26 05:00:00 UTC", "ended": "2026-11-26 05:30:00 UTC",
-         "code": "abc1234", "written": 3, "ended_as": "interrupted", "load_start": 1.9,
+         "code": "abc1234", "results": 3, "ended_as": "interrupted", "load_start": 1.9,
          "load_max": 4.2, "load_end": 2.1},
         {"started": "2026-11-26 06:00:00 UTC", "ended": "2026-11-26 06:10:00 UTC",
-         "code": "abc1234+changes", "written": 5, "ended_as": "done", "load_start": 2.0,
-         "load_max": 2.3, "load_end": 2.0}]
+         "code": "abc1234+changes", "results": 5, "ended_as": "done", "load_start": None,
+         "load_max": 2.3, "load_end": "?"}, "not a sitting"]
     (evaluation / "report.json").write_text(json.dumps(report))
     at = open_page(app, evaluation)
     assert errors(at) == []
     assert any(e.label.startswith("Sittings: 2") for e in at.expander)
-    frame = next(d.value for d in at.dataframe if "results written" in d.value.columns)
+    frame = next(d.value for d in at.dataframe if "ended as" in d.value.columns)
     assert list(frame["code"]) == ["abc1234", "abc1234+changes"]
     assert list(frame["ended as"]) == ["interrupted", "done"]
     assert list(frame["highest load"]) == [4.2, 2.3]
+    assert frame["load at end"].isna().tolist() == [False, True]   # unreadable: blank
 
 
 def test_open_an_answer_as_a_run_in_history(app, evaluation):
