@@ -311,6 +311,13 @@ def test_each_invocation_into_a_folder_is_recorded_as_a_sitting(eval_env, tmp_pa
     markdown = (out / "report.md").read_text()
     assert "## Sittings" in markdown and markdown.count("| done |") == 2
 
+    # a note written into the report by hand survives the report being written again
+    report["notes"] = ["a test suite shared the CPU during the first sitting"]
+    (out / "report.json").write_text(json.dumps(report))
+    code, report = run_eval(eval_env, out)
+    assert report["notes"] == ["a test suite shared the CPU during the first sitting"]
+    assert len(report["sittings"]) == 3
+
 
 @pytest.mark.parametrize("raised, code, ended_as", [
     (KeyboardInterrupt(), 130, "interrupted"),

@@ -19,7 +19,7 @@ from ..engine import ExecLimits
 from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
-from .report import render_markdown, run_metadata, write_report
+from .report import read_report, render_markdown, run_metadata, write_report
 from .sittings import Sitting, read_sittings, record_sitting
 
 MANIFEST = "manifest.json"
@@ -199,7 +199,9 @@ def main(args: argparse.Namespace) -> int:
             "few-shot examples": args.examples or "none",
             "excluded from the sample": _describe_exclusion(exclusion) or "none",
         },
-        "notes": notes,
+        # notes written into the folder's report by hand (what shared the CPU, what the run
+        # is compared with) stay when the evaluation is resumed and the report rewritten
+        "notes": list(dict.fromkeys([*_earlier_notes(out), *notes])),
     }
     status, ended = 0, {"ended_as": "failed"}   # until the evaluation returns or stops
 
@@ -240,6 +242,11 @@ def main(args: argparse.Namespace) -> int:
     print(render_markdown(report))
     print(f"results: {out / 'results.jsonl'}\nreport: {out / 'report.md'}")
     return status
+
+
+def _earlier_notes(out: Path) -> list[str]:
+    notes = (read_report(out) or {}).get("notes")
+    return [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
 
 
 def _parse_params(items: list[str], pipelines) -> dict[str, dict]:
