@@ -126,20 +126,21 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     from agents.pipelines import get_pipeline
 
     macsql = get_pipeline("macsql")
-    assert macsql.earlier_defaults == {"decomposer_prompt": "paper"}
+    assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper"}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
             "model": "m", "error_hints": True, "examples": None}
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
     today = _recorded_params({}, [macsql])
-    assert today == {"macsql": {"decomposer_prompt": "graded"}}
+    assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables"}}
     with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
                                          "'decomposer_prompt': 'graded'.* now"):
         _check_manifest(tmp_path, {**base, "params": today})
-    paper = _recorded_params({"macsql": {"decomposer_prompt": "paper"}}, [macsql])
+    paper = _recorded_params({"macsql": {"decomposer_prompt": "paper",
+                                         "refiner_prompt": "paper"}}, [macsql])
     _check_manifest(tmp_path, {**base, "params": paper})
-    # a folder evaluated with the graded prompt asked for by name resumes with the default
-    (tmp_path / "manifest.json").write_text(json.dumps(
-        {**base, "params": {"macsql": {"decomposer_prompt": "graded"}}}))
+    # a folder evaluated with both variants asked for by name resumes with the defaults
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {
+        "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
     _check_manifest(tmp_path, {**base, "params": today})
 
 

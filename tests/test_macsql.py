@@ -538,7 +538,7 @@ def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(sma
     scripted_llm.clear()
     scripted_llm.when(DECOMPOSER, decomposition(("q", wrong)))
     scripted_llm.when(REFINER, f"```sql\n{right}\n```")
-    run(small_db, llm, "Who sang in 2015?")
+    run(small_db, llm, "Who sang in 2015?", refiner_prompt="paper")
     paper = last_user_message(requests_for(scripted_llm, REFINER)[0])
     before, error_part = paper.split("[SQLite error]\n")
     error, after = error_part.split("[Exception class]")
@@ -547,10 +547,16 @@ def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(sma
     assert len(first) > len(paper) + 200
 
 
-def test_the_paper_refiner_prompt_stays_the_default(small_db, llm, scripted_llm):
+def test_the_tables_refiner_prompt_is_the_default_and_the_papers_one_switch_away(
+        small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT T1.nope FROM singer AS T1")))
     scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer\n```")
     result = run(small_db, llm)
+    prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
+    assert "The tables this SQL uses" in prompt
+    assert result.events[2].inputs["prompt"] == "tables"
+    scripted_llm.requests.clear()
+    result = run(small_db, llm, refiner_prompt="paper")
     prompt = last_user_message(requests_for(scripted_llm, REFINER)[0])
     assert "The tables this SQL uses" not in prompt and "failed before" not in prompt
     assert prompt.split("[SQLite error]\n")[1].startswith("no such column: T1.nope")
@@ -571,7 +577,7 @@ def test_the_papers_prompts_are_sent_byte_for_byte(small_db, llm, scripted_llm):
                                                       "T2.singer_id")))
     scripted_llm.when(REFINER, "```sql\nSELECT T1.name FROM singer AS T1 JOIN concert AS T2 "
                                "ON T1.singer_id = T2.singer_id\n```")
-    result = run(small_db, llm, "Who sang?", decomposer_prompt="paper")
+    result = run(small_db, llm, "Who sang?", decomposer_prompt="paper", refiner_prompt="paper")
     assert result.status == "done" and result.result["ok"]
     messages = [req["messages"] for req in scripted_llm.requests]
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()

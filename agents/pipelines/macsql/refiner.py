@@ -6,7 +6,7 @@ run can be resumed at any pass with hand-edited SQL. A repaired query is always 
 by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
 an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
 the model with the hint of :mod:`agents.error_hints` (the real names it could have meant); with
-``refiner_prompt="tables"`` also with the tables the SQL uses and their columns, which alias to
+``refiner_prompt="tables"`` (the default) also with the tables the SQL uses and their columns, which alias to
 write or table to join (:mod:`..name_context`; read from the whole schema the run has, so it may
 name a table the Selector left out, to join if the question needs it), and, after any error, a
 line when the same SQL has failed before.
@@ -43,7 +43,7 @@ def run(ctx: StepContext) -> str | None:
         raise StepError("there is no SQL to check (the previous step produced none)")
     attempts = int(ctx.data.get("refine_attempts") or 0)
     ctx.set_inputs(sql=sql, repairs_so_far=attempts,
-                   prompt=ctx.params.get("refiner_prompt", "paper"))
+                   prompt=ctx.params["refiner_prompt"])
     result = ctx.execute(sql)
     if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
         ctx.set_output(SQLRepair(status="ok", rows=result.row_count), sql=sql)
@@ -83,7 +83,7 @@ def run(ctx: StepContext) -> str | None:
 def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_class: str,
                    failed: list[str]) -> str:
     """The Refiner's prompt in the ``refiner_prompt`` variant the run asks for."""
-    variant = ctx.params.get("refiner_prompt", "paper")
+    variant = ctx.params["refiner_prompt"]
     desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
     fields = dict(desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
                   evidence=evidence_text(ctx.evidence), sql=sql, sqlite_error=shown_error,
