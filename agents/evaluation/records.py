@@ -16,12 +16,12 @@ from typing import BinaryIO, Iterable, Iterator
 
 from ..events import Run
 
+RESULTS_FILE = "results.jsonl"
+
 
 def utc_now() -> str:
     """Now in UTC, to the second (ISO 8601): every time an evaluation writes down."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-RESULTS_FILE = "results.jsonl"
 
 
 def record_key(record: dict) -> tuple[int, str]:

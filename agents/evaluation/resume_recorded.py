@@ -239,8 +239,8 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         raise SystemExit(f"--results: no results.jsonl in {args.results}")
     records = [r for r in ResultsFile(results_file).read() if r["pipeline"] == pipeline.name]
     # the load beside the measurement is in its sittings (one per invocation)
-    settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name, "params": overrides,
-                "examples": examples, "records": len(records)}
+    settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name,
+                "params": overrides, "examples": examples, "records": len(records)}
     out = Path(args.out)
     if args.continue_:
         earlier = earlier_report(out, settings)

@@ -6,10 +6,10 @@ run can be resumed at any pass with hand-edited SQL. A repaired query is always 
 by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
 an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
 the model with the hint of :mod:`agents.error_hints` (the real names it could have meant); with
-``refiner_prompt="tables"`` (the default) also with the tables the SQL uses and their columns, which alias to
-write or table to join (:mod:`..name_context`; read from the whole schema the run has, so it may
-name a table the Selector left out, to join if the question needs it), and, after any error, a
-line when the same SQL has failed before.
+``refiner_prompt="tables"`` (the default) also with the tables the SQL uses and their columns,
+which alias to write or table to join (:mod:`..name_context`; read from the whole schema the run
+has, so it may name a table the Selector left out, to join if the question needs it), and, after
+any error, a line when the same SQL has failed before.
 """
 
 from __future__ import annotations
