@@ -70,8 +70,12 @@ def script(server, **overrides):
         server.when(marker, reply)
 
 
-def run(db, llm, question=QUESTION, bank=None, **params):
+def run(db, llm, question=QUESTION, bank=None, variant="paper", **params):
+    """A run to its end; with the paper's prompts unless another ``variant`` is asked for
+    (None: the pipeline's default), as most tests here check the paper's behaviour."""
     services = {"examples": bank} if bank is not None else {}
+    if variant is not None:
+        params["variant"] = variant
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params, services=services))
 
 
@@ -410,8 +414,9 @@ TWO_TABLES = json.dumps({"Required table information": [
     {"Table name": "singer_in_concert",
      "All field names required by SQL under this table": ["singer_id"]}]})
 BROKEN_SQL = "SELECT nme FROM singer WHERE country = 'France'"
-# sha256 of every request's messages of the scenarios below with the default parameters, taken
-# before the compact variant existed: the paper's prompts are sent byte for byte as before
+# sha256 of every request's messages of the scenarios below with the paper's variant, taken
+# before the compact variant existed (then the default parameters): the paper's prompts are
+# sent byte for byte as before
 PAPER_PROMPTS = "deb5c5ea6cf3f922c3af369c09577de151719cb7c3ac2200e722691ebbc3e55a"
 
 
@@ -442,18 +447,22 @@ def digest(messages: list) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
 
 
-def test_the_paper_variant_is_the_default_and_its_prompts_are_unchanged(db, llm, scripted_llm,
-                                                                       bank):
-    messages, runs = paper_scenarios(db, llm, scripted_llm, bank)
+def test_the_compact_variant_is_the_default_and_the_papers_prompts_are_unchanged(
+        db, llm, scripted_llm, bank):
+    messages, runs = paper_scenarios(db, llm, scripted_llm, bank, variant="paper")
     assert digest(messages) == PAPER_PROMPTS, digest(messages)
-    explicit, _ = paper_scenarios(db, llm, scripted_llm, bank, variant="paper")
-    assert explicit == messages
     for step in ("information_filter", "classification", "sql_generation", "execution_check"):
         assert event(runs[0], step).inputs["variant"] == "paper"
     assert event(runs[1], "sql_generation").inputs["template"] == "generation_join"
+    default, runs = paper_scenarios(db, llm, scripted_llm, bank, variant=None)
+    compact, _ = paper_scenarios(db, llm, scripted_llm, bank, variant="compact")
+    assert default == compact and default != messages
+    for step in ("information_filter", "classification", "sql_generation", "execution_check"):
+        assert event(runs[0], step).inputs["variant"] == "compact"
+    assert PIPELINE.resolve_recorded({})["variant"] == "paper"
 
 
-def test_the_compact_variant_is_a_switch_away_and_its_prompts_differ_as_intended(
+def test_the_compact_variants_prompts_differ_from_the_papers_as_intended(
         db, llm, scripted_llm, bank):
     paper, _ = paper_scenarios(db, llm, scripted_llm, bank)
     compact, runs = paper_scenarios(db, llm, scripted_llm, bank, variant="compact")

@@ -142,6 +142,17 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {
         "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
     _check_manifest(tmp_path, {**base, "params": today})
+    # DEA-SQL's paper variant was the default before the compact one; a folder of either
+    # resumes with what it ran
+    deasql = get_pipeline("deasql")
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"deasql": {}}}))
+    with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"deasql": {"variant": "paper"}}, [deasql])})
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {**base, "params": {"deasql": {"variant": "compact"}}}))
+    _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -161,7 +161,10 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
+                                 params={"variant": "paper"},
                                  services={"examples": example_bank()}),
+            "deasql_compact": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm,
+                                         server, services={"examples": example_bank()}),
             "deasql_extremum": run_events("deasql", DEA_EXTREMUM_QUESTION,
                                           script_deasql_extremum, shop, llm, server),
         }
@@ -258,6 +261,7 @@ def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):
 
 
 def test_deasql_trace_shows_each_modules_outcome(traces):
+    """The paper's prompts (``variant=paper``): the filter keeps the columns it names."""
     at = draw(traces["deasql"])
     elements, info, classification, generation, correction, active, check = at.status
     assert "**Entities:** `amount`, `customers`, `Germany`" in texts(elements)
@@ -284,6 +288,22 @@ def test_deasql_trace_shows_each_modules_outcome(traces):
 
     assert active.label.endswith("— skipped")
     assert "**Skipped:** not an extremum question" in texts(active)
+    assert "the SQL runs: 1 row(s)" in texts(check)
+
+
+def test_deasql_compact_trace_shows_whole_tables_and_the_variant_that_ran(traces):
+    """The default run: the filter keeps whole tables, the generation prompt is the compact one,
+    and each step the variant changes says so."""
+    at = draw(traces["deasql_compact"])
+    info, classification, generation, check = (at.status[i] for i in (1, 2, 3, 6))
+    kept = texts(info)
+    assert ("| `payments` | `payment_id`, `order_id`, `method`, `amount`, `paid_date`, "
+            "`status` | — |") in kept
+    assert "condition on customers: country = 'Germany'" in kept
+    assert "`generation_join_compact`" in texts(classification)
+    assert "**Prompt:** `generation_join_compact`" in texts(generation)
+    for step in (info, classification, generation, check):
+        assert "**variant**: compact" in texts(step)
     assert "the SQL runs: 1 row(s)" in texts(check)
 
 

@@ -7,8 +7,8 @@ The SQL generation prompt is the exception by design: the paper's structure star
 few-shot examples, which differ per question (the compact variant's generation prompts put them
 after the schema).
 
-:func:`variant` is the pipeline's ``variant`` parameter: ``paper`` (the default) or ``compact``,
-for small models.
+:func:`variant` is the pipeline's ``variant`` parameter: ``compact`` (the default), for small
+models, or ``paper``.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ TABLE_INFO = DDLLayout(examples="table", text_examples_only=True, max_value_char
 _QUERY_START = re.compile(r"(?is)^\s*(select|with)\b")
 PAPER = "paper"
 COMPACT = "compact"
-VARIANTS = (PAPER, COMPACT)
 
 
 def variant(ctx: StepContext) -> str:
     """Which variant of the pipeline runs: the paper's, or the one for small models."""
-    return ctx.params.get("variant", PAPER)
+    return ctx.params["variant"]
 
 
 def prompt(name: str, **values: object) -> list[dict]:
