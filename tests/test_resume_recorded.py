@@ -1,5 +1,5 @@
 """Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
-``bench/name_error_repairs.py``, ``bench/recandidate.py``; the vote
+``bench/name_error_repairs.py``, ``bench/failed_checks.py``, ``bench/recandidate.py``; the vote
 resumed with another order is in ``tests/test_selection.py``), against the scripted
 OpenAI-compatible server."""
 
@@ -46,6 +46,11 @@ def retry_repeats(monkeypatch):
 @pytest.fixture
 def name_error_repairs(monkeypatch):
     return bench_script(monkeypatch, "name_error_repairs")
+
+
+@pytest.fixture
+def failed_checks(monkeypatch):
+    return bench_script(monkeypatch, "failed_checks")
 
 
 @pytest.fixture
@@ -134,6 +139,48 @@ def test_first_repeat_reads_each_pipeline_s_repairs(retry_repeats):
                                         "sql_after": "SELECT y FROM t",
                                         "error_class": "OperationalError"})])
     assert retry_repeats.first_repeat(mac) == 2  # an empty result repeated is not a failure
+
+
+def test_a_dea_sql_check_that_gave_up_is_resumed_there_with_a_second_repair(
+        db_path, llm, scripted_llm, failed_checks):
+    from agents.events import Run
+    from agents.pipelines.deasql import PIPELINE as DEASQL
+    from prompt_markers import (DEA_ACTIVE, DEA_CLASSIFY, DEA_CORRECT, DEA_ELEMENTS,
+                                DEA_FILTER, DEA_GENERATE, DEA_REPAIR)
+    from scripted_llm import prompt_text
+
+    halfway = "SELECT name FROM singer WHERE countr = 'France'"
+    # a repair fixes the error it is shown and leaves another one behind
+    scripted_llm.when(lambda req: DEA_REPAIR in prompt_text(req)
+                      and "no such column: countr" in prompt_text(req), json.dumps({"sql": GOLD}))
+    scripted_llm.when(DEA_REPAIR, json.dumps({"sql": halfway}))
+    for marker, answer in {
+            DEA_ELEMENTS: json.dumps({"entities": ["singers"], "query": "names of singers"}),
+            DEA_FILTER: json.dumps({"Required table information": [{
+                "Table name": "singer",
+                "All field names required by SQL under this table": ["name", "country"]}]}),
+            DEA_CLASSIFY: "Label: NON-JOIN, NON-NESTED", DEA_GENERATE: json.dumps({"sql": WRONG}),
+            DEA_CORRECT: json.dumps({"sql": WRONG}),
+            DEA_ACTIVE: f"Not an extremum problem. The modified SQL: {WRONG}"}.items():
+        scripted_llm.when(marker, answer)
+    db = open_database(db_path)
+    recorded = run_to_end(start_run(DEASQL, QUESTION, db, llm))
+    db.close()
+    index = failed_checks.failed_check(recorded)
+    assert recorded.events[index].step == "execution_check"
+    assert recorded.final_sql == halfway
+    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": halfway, "pred": {"ok": False}, "run": recorded.to_dict()}
+
+    row = resume_record(record, DEASQL, failed_checks.failed_check, failed_checks.repairs_made,
+                        db_path, {"repair_attempts": 2}, DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "execution_check"
+    assert (row["before"], row["after"]) == (False, True) and row["runs_after"]
+    assert row["repairs"] == 2 and row["calls"] == 2
+    assert row["errors"] == ["no such column: nme", "no such column: countr"]
+    # a run whose check passed is not resumed
+    assert failed_checks.failed_check(Run.from_dict(
+        {**recorded.to_dict(), "events": recorded.to_dict()["events"][:-1]})) is None
 
 
 def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repeats):

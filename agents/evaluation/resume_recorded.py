@@ -1,21 +1,22 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
-What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py`` and
-``bench/recandidate.py`` are made of. A change that acts only from a certain step on (the vote's
-order of trust; what a repair does when the model repeats itself, or what its prompt shows of a
-name error) is measured by resuming each recorded run at that step with the engine's
-``resume_run``, as the app's "resume from here" does: every step before it is the recorded one,
-so the measurement shows what the change does on the same inputs, at the cost of the steps after
-it only. A run without such a step is unchanged by construction and keeps its recorded verdict.
-Each new final SQL is scored with the evaluation's own scoring on the question's database, on
-the embedded model (temperature as the pipeline sets it, no response cache). The resumed steps
-run on the question's own database with the default query limits and the example bank the folder
-was evaluated with (its manifest's ``examples``, or ``--examples``), since a resumed step may
-look examples up again (a ``selection`` candidate written anew does): measure folders evaluated
-on their own databases (not ``--ask-db`` ones). The report is written after every resumed run
-and lists its sittings (start, end, commit, load average; :mod:`.sittings`); ``--continue``
-picks a stopped measurement up where it ended. A results line without a run (its database could
-not be opened) keeps its verdict too.
+What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py``,
+``bench/failed_checks.py`` and ``bench/recandidate.py`` are made of. A change that acts only
+from a certain step on (the vote's order of trust; what a repair does when the model repeats
+itself, what its prompt shows of a name error, how many repairs it may make) is measured by
+resuming each recorded run at that step with the engine's ``resume_run``, as the app's "resume
+from here" does: every step before it is the recorded one, so the measurement shows what the
+change does on the same inputs, at the cost of the steps after it only. A run without such a
+step is unchanged by construction and keeps its recorded verdict. Each new final SQL is scored
+with the evaluation's own scoring on the question's database, on the embedded model (temperature
+as the pipeline sets it, no response cache). The resumed steps run on the question's own
+database with the default query limits and the example bank the folder was evaluated with (its
+manifest's ``examples``, or ``--examples``), since a resumed step may look examples up again (a
+``selection`` candidate written anew does): measure folders evaluated on their own databases
+(not ``--ask-db`` ones). The report is written after every resumed run and lists its sittings
+(start, end, commit, load average; :mod:`.sittings`); ``--continue`` picks a stopped measurement
+up where it ended. A results line without a run (its database could not be opened) keeps its
+verdict too.
 """
 
 from __future__ import annotations
