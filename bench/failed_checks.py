@@ -1,7 +1,8 @@
 """Recorded DEA-SQL runs whose execution check gave up, resumed there with other parameters.
 
 ``python bench/failed_checks.py --results bench/results/seed7-deasql-compact --data
-../shared/data/spider --param repair_attempts=2 --out bench/results/checks-seed7-deasql.json``
+../shared/data/spider --param repair_attempts=2 --out
+bench/results/checks-seed7-deasql-compact.json``
 
 DEA-SQL's last step runs the SQL and, when it fails, asks the model for a repair up to
 ``repair_attempts`` times (1 by default). For every ``deasql`` run in an evaluation folder whose

@@ -155,6 +155,32 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
 
 
+def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(
+        tmp_path):
+    """The oldest manifests have no ``params``: the pipelines with results in the folder ran
+    with their defaults of that time, so a resume with today's changed defaults is refused
+    and one asking for the earlier values is accepted and written down."""
+    from agents.cli import UsageError
+    from agents.evaluation.command import _check_manifest, _recorded_params
+    from agents.pipelines import get_pipeline
+
+    base = {"dataset": "d", "sample_mode": "stratified", "seed": 7, "keep_distinct": False,
+            "model": "m", "error_hints": True, "examples": None}
+    (tmp_path / "manifest.json").write_text(json.dumps(base))
+    (tmp_path / "results.jsonl").write_text(json.dumps(
+        {"question_id": 1, "pipeline": "deasql", "correct": True}) + "\n")
+    deasql = get_pipeline("deasql")
+    with pytest.raises(UsageError, match="'variant': 'paper'.* there"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
+    paper = _recorded_params({"deasql": {"variant": "paper"}}, [deasql])
+    _check_manifest(tmp_path, {**base, "params": paper})
+    written = json.loads((tmp_path / "manifest.json").read_text())
+    assert written["params"] == {"deasql": {"variant": "paper"}}
+    # a pipeline not evaluated there before is free to join the folder with its defaults
+    baseline = get_pipeline("baseline")
+    _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [baseline])})
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--pipelines", "nosuch"], "unknown pipeline"),
     (["--pipelines", "baseline", "--param", "baseline.nosuch=1"], "no parameter"),

@@ -178,9 +178,12 @@ def test_a_dea_sql_check_that_gave_up_is_resumed_there_with_a_second_repair(
     assert (row["before"], row["after"]) == (False, True) and row["runs_after"]
     assert row["repairs"] == 2 and row["calls"] == 2
     assert row["errors"] == ["no such column: nme", "no such column: countr"]
-    # a run whose check passed is not resumed
-    assert failed_checks.failed_check(Run.from_dict(
-        {**recorded.to_dict(), "events": recorded.to_dict()["events"][:-1]})) is None
+    # a run whose check passed is not resumed, nor one that never reached the check
+    passed = recorded.to_dict()
+    passed["events"][index]["parsed"]["ok"] = True
+    assert failed_checks.failed_check(Run.from_dict(passed)) is None
+    unchecked = {**recorded.to_dict(), "events": recorded.to_dict()["events"][:index]}
+    assert failed_checks.failed_check(Run.from_dict(unchecked)) is None
 
 
 def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repeats):

@@ -303,6 +303,8 @@ def _check_manifest(out: Path, manifest: dict) -> None:
             old = {}
         if not isinstance(old, dict):
             old = {}
+        if old and "params" not in old:
+            old["params"] = _params_of_the_time(out)
         changed = {}
         for key in RESUME_KEYS:
             if key not in old and key not in RESUME_DEFAULTS:  # written before it was recorded
@@ -323,6 +325,15 @@ def _check_manifest(out: Path, manifest: dict) -> None:
         manifest["params"] = {**old["params"], **manifest["params"]}
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def _params_of_the_time(out: Path) -> dict[str, dict]:
+    """What a manifest written before parameters were recorded meant: every pipeline with
+    results in the folder ran with its defaults of that time (``{}``, which
+    :meth:`~agents.engine.Pipeline.resolve_recorded` reads with its ``earlier_defaults``)."""
+    from .records import RESULTS_FILE, ResultsFile
+
+    return {r["pipeline"]: {} for r in ResultsFile(out / RESULTS_FILE).read() if "pipeline" in r}
 
 
 def _recorded_params(params: dict[str, dict], pipelines) -> dict[str, dict]:

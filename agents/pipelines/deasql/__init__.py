@@ -5,12 +5,12 @@ determination in two stages (elements identification, then the information filte
 the schema), classification & hint (EASY / JOIN / NESTED / JOIN-NESTED decides the generation
 prompt), SQL generation with few-shot examples retrieved by question template, self-correction
 with a targeted checklist, and active learning from fixed error cases. A last execution check,
-this implementation's addition, makes sure the answer runs. The prompts are the paper's
-(Appendix B).
+this implementation's addition, makes sure the answer runs. The paper's prompts (Appendix B)
+are ``variant="paper"``.
 
 ``variant="compact"`` (the default) keeps the agents, their order and their loops, and changes
-what a small model is asked where a 1.5B model lost answers: the information filter keeps whole tables and
-the tables its answer, the question or a join path points to (it had cut a needed table or
+what a small model is asked where a 1.5B model lost answers: the information filter keeps whole
+tables and the tables its answer, the question or a join path points to (it had cut a needed table or
 column in 40 of 100 sample questions) and no longer passes on its calculation method; a JOIN label
 on a one-table schema becomes EASY; SQL generation gets short prompts (instructions, schema,
 examples from other databases, question) that never mention LIMIT; the execution repair is shown

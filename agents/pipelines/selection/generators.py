@@ -12,7 +12,8 @@ files and parsers (never a copy of them), so a candidate here is what that agent
   default, as in MAC-SQL);
 - ``cot``: R³'s SQL-Writer (chain of thought, with related examples from the example bank);
 - ``fewshot``: DEA-SQL's SQL generation with examples by question template, given the paper's
-  fixed JOIN hint (its "w/o classification" setting: the classification step is not run here).
+  fixed JOIN hint (its "w/o classification" setting: the classification step is not run here),
+  in the paper's prompt whichever variant is DEA-SQL's default.
 
 Values the grounding step found enter every generator as part of the question's evidence (the
 writer's ``Hint:``, MAC-SQL's ``[Evidence]``, R³'s ``### EVIDENCE:``, DEA-SQL's ``hint:``),
@@ -35,7 +36,7 @@ from .. import baseline
 from ..common import evidence_text, macsql_schema, user_message
 from ..deasql import PIPELINE as DEASQL
 from ..deasql import sql_generation
-from ..deasql.shared import SQL_ANSWER_SCHEMA, hint_text, main_metric, table_info
+from ..deasql.shared import PAPER, SQL_ANSWER_SCHEMA, hint_text, main_metric, table_info
 from ..deasql.shared import prompt as deasql_prompt
 from ..macsql import decomposer
 from ..r3 import PIPELINE as R3
@@ -135,14 +136,15 @@ def _cot_parse(text: str) -> dict:
 
 
 def _fewshot_examples(ctx: StepContext) -> list[dict]:
-    view = Borrowed(ctx, DEASQL, _example_params(ctx, "few_shot"), ctx.evidence)
+    view = Borrowed(ctx, DEASQL, {**_example_params(ctx, "few_shot"), "variant": PAPER},
+                    ctx.evidence)
     return sql_generation.retrieve_examples(view, None)
 
 
 def _fewshot_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
-    view = Borrowed(ctx, DEASQL, {}, evidence)
+    view = Borrowed(ctx, DEASQL, {"variant": PAPER}, evidence)
     return deasql_prompt(
-        sql_generation.template_for(None), few_shot=sql_generation.few_shot_text(examples),
+        sql_generation.template_for(None, PAPER), few_shot=sql_generation.few_shot_text(examples),
         table_info=table_info(ctx.schema), main_metric=main_metric(view),
         link_info=sql_generation.link_info(view, ctx.schema, None), key_info="",
         question=ctx.question.strip(), hint=hint_text(evidence))
