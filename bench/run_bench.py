@@ -130,7 +130,7 @@ BENCHMARKS = [
     Benchmark("failed-checks", ["bench/failed_checks.py", "--results",
                                 "bench/results/seed7-deasql-compact", "--data", str(SPIDER),
                                 "--param", "repair_attempts=2", "--out",
-                                "bench/runs/checks-seed7-deasql.json"],
+                                "bench/runs/checks-seed7-deasql-compact.json"],
               "recorded DEA-SQL runs whose execution check gave up, resumed there with more "
               "repair attempts: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 5 minutes", False,

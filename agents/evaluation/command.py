@@ -19,6 +19,7 @@ from ..engine import ExecLimits
 from ..paths import REPO_ROOT
 from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
+from .records import RESULTS_FILE, ResultsFile
 from .report import read_report, render_markdown, run_metadata, write_report
 from .sittings import Sitting, read_sittings, record_sitting
 
@@ -331,8 +332,6 @@ def _params_of_the_time(out: Path) -> dict[str, dict]:
     """What a manifest written before parameters were recorded meant: every pipeline with
     results in the folder ran with its defaults of that time (``{}``, which
     :meth:`~agents.engine.Pipeline.resolve_recorded` reads with its ``earlier_defaults``)."""
-    from .records import RESULTS_FILE, ResultsFile
-
     return {r["pipeline"]: {} for r in ResultsFile(out / RESULTS_FILE).read() if "pipeline" in r}
 
 
