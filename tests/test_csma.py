@@ -64,7 +64,11 @@ def sql_block(sql: str) -> str:
     return f"```sql\n{sql}\n```"
 
 
-def run_csma(db, llm, question=QUESTION, **params):
+def run_csma(db, llm, question=QUESTION, variant="paper", **params):
+    """A CSMA run to its end; the paper's prompts unless ``variant`` says otherwise (None: the
+    pipeline's default)."""
+    if variant is not None:
+        params["variant"] = variant
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params))
 
 
@@ -246,7 +250,8 @@ def test_run_stops_at_the_first_positive_check(fleet, llm, scripted_llm):
     assert first["extracted"] == [{"table": "vessels", "columns": ["vessel_id", "hull_name",
                                                                   "tonnage"],
                                    "chosen_by_model": ["hull_name"], "added_for_joins": [],
-                                   "added_for_retention": ["vessel_id", "tonnage"]}]
+                                   "added_for_retention": ["vessel_id", "tonnage"],
+                                   "whole_table": False}]
     assert first["global_schema"] == [{"table": "vessels",
                                        "columns": ["vessel_id", "hull_name", "tonnage"]}]
     # agent 2: merge of its private schema and the global one; the join key kept both sides
@@ -437,8 +442,11 @@ def test_a_table_list_cut_off_while_repeating_still_names_its_tables():
         parse_table_extraction('{"tables": ["ships", ', known)
 
 
-def test_the_paper_variant_is_the_default_and_the_compact_one_is_a_switch_away(fleet, llm,
+def test_the_compact_variant_is_the_default_and_the_paper_one_is_a_switch_away(fleet, llm,
                                                                               scripted_llm):
+    assert PIPELINE.resolve_params({})["variant"] == "compact"
+    # a run recorded before the compact default, which names no variant, ran the paper's
+    assert PIPELINE.resolve_recorded({})["variant"] == "paper"
     partition = '[["vessels", "voyages"], ["harbors", "crew_members"]]'
     scripted_llm.push(extraction({"vessels": ["hull_name"], "voyages": ["cargo_kind"]}),
                       sql_block(GOOD_SQL))
@@ -451,8 +459,7 @@ def test_the_paper_variant_is_the_default_and_the_compact_one_is_a_switch_away(f
 
     scripted_llm.clear()
     scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
-    compact = run_csma(fleet, llm, partition=partition, max_rounds=1, delta=2,
-                       variant="compact")
+    compact = run_csma(fleet, llm, partition=partition, max_rounds=1, delta=2, variant=None)
     assert compact.status == "done", compact.error
     assert [e.inputs["variant"] for e in compact.events[1:]] == ["compact", "compact"]
     extract_request, generate_request = scripted_llm.requests
@@ -471,6 +478,8 @@ def test_the_paper_variant_is_the_default_and_the_compact_one_is_a_switch_away(f
                                               "cargo_kind"]}]
     assert parsed["global_schema"] == whole
     assert [r["columns"] for r in parsed["extracted"]] == [r["columns"] for r in whole]
+    assert all(r["whole_table"] and not r["added_for_retention"] and not r["chosen_by_model"]
+               for r in parsed["extracted"])
     assert "departed_on" not in paper_generate
     compact_generate = generate_request["messages"][-1]["content"]
     assert "departed_on" in compact_generate and "vessels.`vessel_id`" in compact_generate

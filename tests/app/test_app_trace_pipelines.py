@@ -44,6 +44,19 @@ def script_csma(server) -> None:
     )
 
 
+def script_csma_compact(server) -> None:
+    """The same exchange in the compact variant: agents name whole tables."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        json.dumps({"verdict": "wrong", "reason": CSMA_REJECTION}),               # 2 checks
+        f"```sql\n{CSMA_SQL}\n```",                                              # 2 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 1 extracts
+        json.dumps({"verdict": "correct", "reason": "joins reviews to products"}),  # 1 checks
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -157,7 +170,10 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                    max_retries=0, request_timeout=10.0))
         traces = {
             "csma": run_events("csma", CSMA_QUESTION, script_csma, shop, llm, server,
-                               params={"n_agents": 2, "delta": 3, "max_rounds": 3}),
+                               params={"n_agents": 2, "delta": 3, "max_rounds": 3,
+                                       "variant": "paper"}),
+            "csma_compact": run_events("csma", CSMA_QUESTION, script_csma_compact, shop, llm,
+                                       server),
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
@@ -230,6 +246,24 @@ def test_csma_trace_shows_owners_schemas_and_checks(traces):
     assert CSMA_REJECTION in texts(generate_2)
     assert any("AVG(r.rating)" in sql for _, sql in codes(generate_2))
     assert codes(generate_1) == [("sql", "SELECT name\nFROM products")]  # shown once
+
+
+def test_csma_compact_trace_shows_whole_tables_and_the_variant_that_ran(traces):
+    """The default run: agents name tables, each reaches the global schema whole, and every
+    round step says which variant ran."""
+    at = draw(traces["csma_compact"])
+    extract_2, check_2, generate_2 = at.status[3], at.status[4], at.status[5]
+    second = texts(extract_2)
+    extracted = [m.value for m in extract_2.markdown if m.value.startswith("| table")][1]
+    assert ("| `reviews` (whole) | `review_id`, `product_id`, `customer_id`, `rating`, "
+            "`review_date`, `comment` |") in extracted
+    assert "(δ)" not in second and "(join)" not in second  # named tables are kept whole
+    assert "(whole): the agent named the table, and every column it knows is kept" in second
+    assert ":red-badge[negative: SQL rejected]" in texts(check_2)
+    assert CSMA_REJECTION in texts(generate_2)
+    assert any("AVG(r.rating)" in sql for _, sql in codes(generate_2))
+    for step in at.status[1:]:
+        assert "**variant**: compact" in texts(step)
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

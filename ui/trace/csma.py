@@ -31,7 +31,8 @@ def render_partition(partition: SchemaPartition) -> None:
 
 @view(SchemaExtraction.kind)
 def render_extraction(step: SchemaExtraction) -> None:
-    """Known schema -> what the agent extracted (retention marked) -> global schema after it."""
+    """Known schema -> what the agent extracted (retention, join columns and whole tables
+    marked) -> global schema after it."""
     agent = step.agent or "The agent"
     st.markdown(f"{round_prefix(step.round)}{text(agent)} merges its private schema with the "
                 "global schema and extracts what the question needs.")
@@ -44,6 +45,8 @@ def render_extraction(step: SchemaExtraction) -> None:
             marks[(row["table"], column)] = " (δ)"
     from_global = [r["table"] for r in step.known_schema
                    if private and r["table"] not in private]
+    # the compact variant: the agent named these tables, and each is kept with every column
+    whole = {r["table"]: " (whole)" for r in step.extracted if r.get("whole_table")}
     known, extracted, shared = st.columns(3)
     with known:
         st.markdown(f"**Known schema** of {text(agent)}")
@@ -51,12 +54,14 @@ def render_extraction(step: SchemaExtraction) -> None:
     with extracted:
         st.markdown("**Extracted**")
         schema_table([{"table": r["table"], "columns": r["columns"]} for r in step.extracted],
-                     marks)
+                     marks, table_marks=whole)
     with shared:
         st.markdown("**Global schema** after this step")
         schema_table(step.global_schema)
     legend = ["(global): known from the global schema, not privately owned"] if from_global \
         else []
+    if whole:
+        legend.append("(whole): the agent named the table, and every column it knows is kept")
     if any(m == " (δ)" for m in marks.values()):
         legend.append("(δ): added by the retention threshold")
     if any(m == " (join)" for m in marks.values()):

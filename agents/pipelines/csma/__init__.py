@@ -29,13 +29,15 @@ Choices where the paper is silent or ambiguous:
 - a round with no SQL to check has no check step.
 
 The ``variant`` parameter keeps the algorithm and changes what a small model is asked
-(``compact``; the default ``paper`` is as above):
+(``compact``, the default; ``paper`` is as above):
 - extraction names the needed tables (``{"tables": [...]}``) and retention keeps every known
   column of each, so the global schema carries whole tables with the foreign keys between them
   and no writer names a column it never saw; the short answer cannot loop on column names;
 - after a negative check, the rewrite is told the checked SQL's execution outcome (error and
   name hint, from the agent's known schema) and the reason, before the question, without the
   SQL's text.
+It answered more questions than the paper's prompts on both benchmark samples (53 against 39
+and 52 against 47 of 100), so it is the default; runs recorded before the switch keep ``paper``.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
@@ -60,6 +62,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from ..common import macsql_schema
 from . import steps
+from .steps import COMPACT, PAPER
 
 
 def _for_agent(fn):
@@ -86,20 +89,23 @@ class CSMA(Retrieving, Pipeline):
         ParamSpec("partition", "", 'optional JSON mapping agent numbers to their tables, e.g. '
                   '{"1": ["orders", "customers"], "2": ["products"]}; every table exactly once',
                   kind="str"),
-        ParamSpec("delta", 4, "retention threshold: minimum columns kept per extracted table",
-                  min=0, max=50),
+        ParamSpec("delta", 4, "retention threshold of the paper variant: minimum columns kept "
+                  "per extracted table", min=0, max=50),
         ParamSpec("max_rounds", 3, "rounds before stopping without a positive check",
                   min=1, max=10),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
-        ParamSpec("variant", "paper", "paper: agents extract tables and columns, and a rewrite "
-                  "sees the rejected SQL; compact, for small models: agents name whole tables "
-                  "(every column of a kept table reaches the global schema, so delta is not "
-                  "used), and a rewrite is told the rejected SQL's error and the checker's "
-                  "reason instead of seeing the SQL, which a small model copies",
-                  kind="choice", choices=["paper", "compact"]),
+        ParamSpec("variant", COMPACT, "compact, for small models: agents name whole "
+                  "tables (every column of a kept table reaches the global schema, so delta is "
+                  "not used), and a rewrite is told the rejected SQL's error and the checker's "
+                  "reason instead of seeing the SQL, which a small model copies (the default: "
+                  "more answers right than the paper's prompts on both benchmark samples); "
+                  "paper: agents extract tables and columns, and a rewrite sees the rejected "
+                  "SQL", kind="choice", choices=[COMPACT, PAPER]),
     ]
+    # the paper's prompts were the default before the compact variant measured better
+    earlier_defaults = {"variant": PAPER}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

@@ -92,7 +92,7 @@ def schema_texts(ctx: StepContext, schema_map: ops.SchemaMap) -> tuple[str, str]
 
 
 def variant(ctx: StepContext) -> str:
-    value = ctx.params.get("variant", PAPER)
+    value = ctx.params["variant"]
     if value not in VARIANTS:
         raise StepError(f"unknown variant {value!r}; choose one of {', '.join(VARIANTS)}")
     return value
@@ -187,7 +187,8 @@ def extract(ctx: StepContext, agent: int) -> str | None:
                                 json_schema=ops.table_extraction_json_schema(known),
                                 max_tokens=EXTRACT_TABLES_MAX_TOKENS)
         extracted = ops.whole_tables(tables, known)
-        chosen, join_added, retained = {}, {}, {t: list(c) for t, c in extracted.items()}
+        # the model named tables, not columns; no column was added by retention or for a join
+        chosen, join_added, retained = {}, {}, {}
     else:
         extracted, notes = ctx.ask(user_message(prompt),
                                    parse=lambda t: parse_extraction(t, known),
@@ -216,7 +217,8 @@ def extract(ctx: StepContext, agent: int) -> str | None:
         known_schema=ops.as_rows(known),
         extracted=[{"table": t, "columns": cols, "chosen_by_model": chosen.get(t, []),
                     "added_for_joins": join_added.get(t, []),
-                    "added_for_retention": retained.get(t, [])}
+                    "added_for_retention": retained.get(t, []),
+                    "whole_table": mode == COMPACT}
                    for t, cols in extracted.items()],
         global_schema=ops.as_rows(new_global),
     ))
