@@ -13,8 +13,10 @@ looked up in the scope where it is written (a correlated subquery also sees the 
 it); when it is written in several scopes where the alias means different things, the hint says
 each. A query sqlglot cannot parse still gets the table-level hints, without alias statements.
 
-Only name errors get a hint (no such table, no such column, ambiguous column); every other error
-is left as SQLite wrote it. :func:`explain_error` returns None when it has nothing to add.
+Name errors get a hint (no such table, no such column, ambiguous column), and so does a function
+SQLite does not have ("no such function: YEAR" is told how SQLite writes it, from
+:mod:`agents.sqlite_functions`); every other error is left as SQLite wrote it.
+:func:`explain_error` returns None when it has nothing to add.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import re
 import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
+
+from .sqlite_functions import function_hint
 
 MAX_COLUMNS_LISTED = 40
 MAX_TABLES_LISTED = 60
@@ -45,14 +49,18 @@ def is_name_error(error: str | None) -> bool:
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:
-    """A short hint for a name error in ``sql`` against ``schema``, or None.
+    """A short hint for a name error in ``sql`` against ``schema`` (or for a function SQLite
+    does not have), or None.
 
     ``schema`` is a :class:`agents.schema.Schema`. The hint lists the real names the failing
     name could have meant: the columns of the table an alias stands for where the failing name
     is written, the tables that do have the column, and the closest spellings.
     """
-    if not error or schema is None or not getattr(schema, "tables", None):
+    if not error:
         return None
+    hint = function_hint(error)
+    if hint or schema is None or not getattr(schema, "tables", None):
+        return hint
     match = _NO_COLUMN.search(error)
     if match:
         return _no_such_column(_strip_quotes(match.group("qualifier")),

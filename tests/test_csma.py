@@ -544,12 +544,18 @@ def test_compact_agents_never_see_another_agents_unshared_tables(fleet, llm, scr
 
 # -- the embedded model -------------------------------------------------------------------------
 
-@pytest.mark.real_model
-def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_dbs, real_llm):
-    questions = json.loads((SAMPLE_DBS / "questions.json").read_text())
-    shop = questions["databases"]["shop"]
+def cancelled_orders_question() -> tuple[str, dict]:
+    """The shop database's easy question about cancelled orders, and the database's entry."""
+    shop = json.loads((SAMPLE_DBS / "questions.json").read_text())["databases"]["shop"]
     item = next(q for q in shop["questions"] if q["difficulty"] == "easy"
                 and "cancelled" in q["question"])
+    return item, shop
+
+
+@pytest.mark.real_model
+def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_dbs, real_llm):
+    """The paper's prompts, end to end on the embedded model, to the right answer."""
+    item, shop = cancelled_orders_question()
     db = open_database(sample_dbs / shop["file"])
     try:
         run = run_csma(db, real_llm, question=item["question"], max_rounds=2)
@@ -557,6 +563,24 @@ def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_db
         expected = db.execute(item["sql"])
         assert run.result["ok"], run.result
         assert sorted(map(tuple, run.result["rows"])) == sorted(map(tuple, expected.rows))
+    finally:
+        db.close()
+
+
+@pytest.mark.real_model
+def test_csma_default_variant_runs_to_sql_that_runs_with_the_embedded_model(sample_dbs,
+                                                                           real_llm):
+    """The default (compact) variant, end to end on the embedded model: every round step ran
+    it and the final SQL runs. How often it is right is measured in bench/README.md, not
+    here (on this question the 1.5B model filters on the delivery date, not the order date)."""
+    item, shop = cancelled_orders_question()
+    db = open_database(sample_dbs / shop["file"])
+    try:
+        run = run_csma(db, real_llm, question=item["question"], max_rounds=2, variant=None)
+        assert run.status == "done", run.error
+        rounds = [e for e in run.events if e.step.split(":")[0] in ("extract", "generate")]
+        assert rounds and all(e.inputs["variant"] == "compact" for e in rounds)
+        assert run.result["ok"], run.result
     finally:
         db.close()
 

@@ -1,12 +1,16 @@
-"""Hints for name errors: what the failing name could have meant, from the real schema."""
+"""Hints for name errors: what the failing name could have meant, from the real schema; and
+for functions SQLite does not have, how SQLite writes them."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
 from agents.database import open_database
 from agents.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
 from agents.error_hints import explain_error, query_tables
+from agents.sqlite_functions import SQLITE_WAY
 from dbfactory import make_db
 
 CARS_SQL = """
@@ -224,3 +228,24 @@ def test_unparsable_sql_falls_back_to_the_table_level_hints(concerts):
         f"Table singer, whose columns are: {SINGER_COLUMNS}. "
         "No table has a column venu; closest: stadium.venue_name.")
     assert explain_error("ambiguous column name: name", broken, concerts.schema) is None
+
+
+# -- functions SQLite does not have ---------------------------------------------------------------
+
+def test_a_function_sqlite_lacks_is_told_how_sqlite_writes_it(cars):
+    hint = hint_for(cars, "SELECT COUNT(*) FROM cars_data WHERE YEAR(Year) = 1970")
+    assert hint == ("SQLite has no function YEAR(); write strftime('%Y', date_column) (text "
+                    "such as '2024'; compare it with text) instead.")
+    assert "a || b" in hint_for(cars, "SELECT CONCAT(Model, Make) FROM car_names")
+    # an unknown function gets SQLite's own functions named, and no schema is needed for it
+    assert explain_error("no such function: frobnicate", "SELECT frobnicate(1)", None) == (
+        "SQLite has no function frobnicate(); use SQLite's own functions (strftime and date "
+        "for dates, substr, instr, length, ifnull, iif, || to join text).")
+
+
+@pytest.mark.parametrize("name", sorted(SQLITE_WAY))
+def test_every_function_given_a_replacement_is_one_this_sqlite_lacks(name):
+    """A hint must never send a repair away from a function SQLite has."""
+    with sqlite3.connect(":memory:") as conn:
+        with pytest.raises(sqlite3.OperationalError, match=f"no such function: {name}"):
+            conn.execute(f"SELECT {name}(1)")

@@ -153,6 +153,13 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     (tmp_path / "manifest.json").write_text(json.dumps(
         {**base, "params": {"deasql": {"variant": "compact"}}}))
     _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
+    # so was CSMA's
+    csma = get_pipeline("csma")
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {}}}))
+    with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"csma": {"variant": "paper"}}, [csma])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(

@@ -62,6 +62,8 @@ def answer(req: dict) -> str:
     if first.startswith("As an experienced and professional database administrator"):
         return json.dumps({"singer": "keep_all", "concert": "keep_all",
                            "singer_in_concert": "keep_all"})
+    if first.startswith("You are one of several database agents") and '{"tables"' in first:
+        return json.dumps({"tables": ["singer", "concert", "singer_in_concert"]})
     if first.startswith("You are one of several database agents"):
         return json.dumps({"singer": ["name", "country"], "concert": ["concert_name"],
                            "singer_in_concert": ["singer_id", "concert_id"]})

@@ -30,8 +30,9 @@ Choices where the paper is silent or ambiguous:
 
 The ``variant`` parameter keeps the algorithm and changes what a small model is asked
 (``compact``, the default; ``paper`` is as above):
-- extraction names the needed tables (``{"tables": [...]}``) and retention keeps every known
-  column of each, so the global schema carries whole tables with the foreign keys between them
+- extraction names the needed tables (``{"tables": [...]}``) and each named table is kept
+  whole (every column its agent knows), so the global schema carries whole tables with the
+  foreign keys between them
   and no writer names a column it never saw; the short answer cannot loop on column names;
 - after a negative check, the rewrite is told the checked SQL's execution outcome (error and
   name hint, from the agent's known schema) and the reason, before the question, without the

@@ -27,8 +27,8 @@ HERE = Path(__file__).parent
 
 # variant parameter -> prompt files. "paper": the paper's extraction of tables and columns, and
 # a rewrite shown the rejected SQL with the checker's reason. "compact", for small models: the
-# extraction names whole tables (retention keeps every column, so no agent writes SQL over
-# columns the global schema lost), and a rewrite is told the rejected SQL's execution outcome
+# extraction names tables, each kept whole (so no agent writes SQL over columns the global
+# schema lost), and a rewrite is told the rejected SQL's execution outcome
 # and the reason instead of seeing its text (a 1.5B writer shown the SQL often copied it).
 PAPER, COMPACT = "paper", "compact"
 VARIANTS = (PAPER, COMPACT)
