@@ -83,7 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "the gold SQL still runs on the question's own database")
     p.add_argument("--no-error-hints", action="store_true",
                    help="show repair agents SQLite's bare error, without the hint naming the "
-                        "real tables and columns (to measure what the hint is worth)")
+                        "real tables and columns or SQLite's way of writing a function it "
+                        "lacks (to measure what the hint is worth)")
     add_llm_options(p)
     p.set_defaults(func=main)
     return p

@@ -8,7 +8,6 @@ skipped -- never a JSON dump.
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -265,17 +264,6 @@ def test_csma_compact_trace_shows_whole_tables_and_the_variant_that_ran(traces):
     assert any("AVG(r.rating)" in sql for _, sql in codes(generate_2))
     for step in at.status[1:]:
         assert "**variant**: compact" in texts(step)
-
-
-def test_a_compact_csma_run_recorded_before_whole_tables_were_marked_reads_the_same(traces):
-    """Such runs listed every column of a named table as added by retention."""
-    events = copy.deepcopy(traces["csma_compact"])
-    for event in events:
-        for row in (event.get("parsed") or {}).get("extracted") or []:
-            del row["whole_table"]
-            row["added_for_retention"] = list(row["columns"])
-    second = texts(draw(events).status[3])
-    assert "| `reviews` (whole) |" in second and "(δ)" not in second
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

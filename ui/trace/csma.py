@@ -29,18 +29,6 @@ def render_partition(partition: SchemaPartition) -> None:
                             for r in partition.private_schemas])
 
 
-def _kept_whole(row: dict, known: dict[str, list]) -> bool:
-    """Whether the agent named this table and it was kept with every column it knows: the
-    compact variant says so (``whole_table``); its runs recorded before it did list every
-    column as added by retention, none chosen, and are read the same way."""
-    if "whole_table" in row:
-        return bool(row["whole_table"])
-    columns = list(row.get("columns") or [])
-    return (bool(columns) and not row.get("chosen_by_model") and not row.get("added_for_joins")
-            and list(row.get("added_for_retention") or []) == columns
-            and known.get(row.get("table")) == columns)
-
-
 @view(SchemaExtraction.kind)
 def render_extraction(step: SchemaExtraction) -> None:
     """Known schema -> what the agent extracted (retention, join columns and whole tables
@@ -49,9 +37,8 @@ def render_extraction(step: SchemaExtraction) -> None:
     st.markdown(f"{round_prefix(step.round)}{text(agent)} merges its private schema with the "
                 "global schema and extracts what the question needs.")
     private = {r["table"] for r in step.private_schema}
-    known_columns = {r["table"]: list(r["columns"]) for r in step.known_schema}
     # the compact variant: the agent named these tables, and each is kept with every column
-    whole = {r["table"]: " (whole)" for r in step.extracted if _kept_whole(r, known_columns)}
+    whole = {r["table"]: " (whole)" for r in step.extracted if r.get("whole_table")}
     marks: dict[tuple[str, str], str] = {}
     for row in step.extracted:
         if row["table"] in whole:
