@@ -142,24 +142,18 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {
         "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
     _check_manifest(tmp_path, {**base, "params": today})
-    # DEA-SQL's paper variant was the default before the compact one; a folder of either
-    # resumes with what it ran
-    deasql = get_pipeline("deasql")
-    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"deasql": {}}}))
-    with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
-        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
-    _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"deasql": {"variant": "paper"}}, [deasql])})
-    (tmp_path / "manifest.json").write_text(json.dumps(
-        {**base, "params": {"deasql": {"variant": "compact"}}}))
-    _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
-    # so was CSMA's
-    csma = get_pipeline("csma")
-    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {}}}))
-    with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
-        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
-    _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"variant": "paper"}}, [csma])})
+    # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones; a folder
+    # of either variant resumes with what it ran
+    for name in ("deasql", "csma"):
+        pipeline = get_pipeline(name)
+        (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {name: {}}}))
+        with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
+            _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
+        _check_manifest(tmp_path, {**base, "params": _recorded_params(
+            {name: {"variant": "paper"}}, [pipeline])})
+        (tmp_path / "manifest.json").write_text(json.dumps(
+            {**base, "params": {name: {"variant": "compact"}}}))
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(
