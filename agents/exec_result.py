@@ -148,7 +148,7 @@ class ExecResult:
     seconds: float = 0.0
     error: str | None = None
     error_class: str | None = None  # "UnsafeSQL", "Timeout", "OperationalError", ...
-    hint: str | None = None  # what does exist, for a name error or a missing function (agents.error_hints)
+    hint: str | None = None  # for a name error or a missing function (agents.error_hints)
     truncated_reason: str | None = None  # "rows" (the row cap) or "bytes" (the byte budget)
     cells_cut: int = 0  # cells shortened to the cell limit
     byte_count: int = 0  # bytes of all cells kept, as the budget counts them
