@@ -544,8 +544,9 @@ def test_compact_agents_never_see_another_agents_unshared_tables(fleet, llm, scr
 
 # -- the embedded model -------------------------------------------------------------------------
 
-def cancelled_orders_question() -> tuple[str, dict]:
-    """The shop database's easy question about cancelled orders, and the database's entry."""
+def cancelled_orders_question() -> tuple[dict, dict]:
+    """The shop database's easy question about cancelled orders (its entry, with the gold SQL)
+    and the database's entry."""
     shop = json.loads((SAMPLE_DBS / "questions.json").read_text())["databases"]["shop"]
     item = next(q for q in shop["questions"] if q["difficulty"] == "easy"
                 and "cancelled" in q["question"])
