@@ -16,7 +16,8 @@ each. A query sqlglot cannot parse still gets the table-level hints, without ali
 Name errors get a hint (no such table, no such column, ambiguous column), and so does a function
 SQLite does not have ("no such function: YEAR" is told how SQLite writes it, from
 :mod:`agents.sqlite_functions`); every other error is left as SQLite wrote it.
-:func:`explain_error` returns None when it has nothing to add.
+:func:`explain_error` returns None when it has nothing to add. Where one clear change makes a
+failing query run, :mod:`agents.name_rewrite` adds that query to the hint.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ MAX_TABLES_LISTED = 60
 CLOSE_MATCH_CUTOFF = 0.6
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
-_NO_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)", re.I)
+NO_SUCH_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)", re.I)
 _NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<table>\S+)", re.I)
 _AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>\S+)", re.I)
 # Scopes whose columns may name the sources around them: a subquery inside an expression
@@ -45,7 +46,7 @@ _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
 
 def is_name_error(error: str | None) -> bool:
     """Whether SQLite's ``error`` names a table or column that is not there (or is ambiguous)."""
-    return bool(error) and any(p.search(error) for p in (_NO_COLUMN, _NO_TABLE, _AMBIGUOUS))
+    return bool(error) and any(p.search(error) for p in (NO_SUCH_COLUMN, _NO_TABLE, _AMBIGUOUS))
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:
@@ -61,27 +62,30 @@ def explain_error(error: str | None, sql: str, schema) -> str | None:
     hint = function_hint(error)
     if hint or schema is None or not getattr(schema, "tables", None):
         return hint
-    match = _NO_COLUMN.search(error)
+    match = NO_SUCH_COLUMN.search(error)
     if match:
-        return _no_such_column(_strip_quotes(match.group("qualifier")),
-                               _strip_quotes(match.group("column")), sql, schema)
+        return _no_such_column(strip_quotes(match.group("qualifier")),
+                               strip_quotes(match.group("column")), sql, schema)
     match = _NO_TABLE.search(error)
     if match:
-        return _no_such_table(_strip_quotes(match.group("table")), schema)
+        return _no_such_table(strip_quotes(match.group("table")), schema)
     match = _AMBIGUOUS.search(error)
     if match:
-        return _ambiguous(_strip_quotes(match.group("column")), sql, schema)
+        return _ambiguous(strip_quotes(match.group("column")), sql, schema)
     return None
 
 
 def execute_with_hint(db, sql: str, *, timeout: float, max_rows: int):
     """Run a person's SQL on ``db`` (read-only, like every query) and, when it fails on a name,
     attach the same hint an agent's repair step gets: "no such table: Trak" then says which
-    tables exist and which name is closest."""
+    tables exist and which name is closest, and a column written with the wrong alias comes
+    with a version of the query that runs (:mod:`agents.name_rewrite`)."""
+    from .name_rewrite import hint_with_rewrite  # it builds on this module
+
     result = db.execute(sql, timeout=timeout, max_rows=max_rows)
     if not result.ok and result.hint is None:
         try:
-            result.hint = explain_error(result.error, sql, db.schema)
+            result.hint = hint_with_rewrite(db, result.error, sql, db.schema, timeout=timeout)
         except Exception:  # a hint is a courtesy: never let it hide the error itself
             result.hint = None
     return result
@@ -98,7 +102,7 @@ def query_tables(sql: str, schema) -> dict[str, str]:
     return _table_aliases(tree.find_all(exp.Table), schema) if tree is not None else {}
 
 
-class _Query:
+class ParsedQuery:
     """The parsed query and its scopes, innermost first; both empty when it does not parse."""
 
     def __init__(self, sql: str):
@@ -121,14 +125,14 @@ class _Query:
         found = []
         for scope in self.scopes:
             for node in scope.columns:
-                if id(node) in seen or not _same(node.name, column) or \
-                        not _same(node.table or None, qualifier):
+                if id(node) in seen or not same_name(node.name, column) or \
+                        not same_name(node.table or None, qualifier):
                     continue
                 seen.add(id(node))
                 found.append(scope)
         if schema is None:
             return found
-        failing = [s for s in found if not _resolves(s, qualifier, column, schema)]
+        failing = [s for s in found if not resolves(s, qualifier, column, schema)]
         return failing or found
 
     def bindings(self, name: str) -> list:
@@ -136,7 +140,7 @@ class _Query:
         found: list = []
         for scope in self.scopes:
             for key, source in scope.sources.items():
-                if _same(key, name) and not any(source is f for f in found):
+                if same_name(key, name) and not any(source is f for f in found):
                     found.append(source)
         return found
 
@@ -148,7 +152,7 @@ def _parse(sql: str) -> exp.Expression | None:
         return None
 
 
-def _same(a: str | None, b: str | None) -> bool:
+def same_name(a: str | None, b: str | None) -> bool:
     return (a or "").casefold() == (b or "").casefold() and (a is None) == (b is None)
 
 
@@ -163,13 +167,13 @@ def _visible(scope: Scope) -> list[tuple[str, object]]:
     return seen
 
 
-def _resolve(scope: Scope, name: str):
-    return next((source for key, source in _visible(scope) if _same(key, name)), None)
+def resolve_name(scope: Scope, name: str):
+    return next((source for key, source in _visible(scope) if same_name(key, name)), None)
 
 
-def _resolves(scope: Scope, qualifier: str | None, column: str, schema) -> bool:
+def resolves(scope: Scope, qualifier: str | None, column: str, schema) -> bool:
     """True when ``qualifier.column`` (or bare ``column``) names something in ``scope``."""
-    sources = [_resolve(scope, qualifier)] if qualifier else [s for _, s in _visible(scope)]
+    sources = [resolve_name(scope, qualifier)] if qualifier else [s for _, s in _visible(scope)]
     for source in sources:
         if isinstance(source, Scope):
             columns = source.expression.named_selects
@@ -177,7 +181,7 @@ def _resolves(scope: Scope, qualifier: str | None, column: str, schema) -> bool:
             columns = schema.table(source.name).column_names()
         else:
             continue
-        if any(_same(c, column) for c in columns):
+        if any(same_name(c, column) for c in columns):
             return True
     return False
 
@@ -195,7 +199,7 @@ def _table_aliases(tables, schema) -> dict[str, str]:
 
 
 def _no_such_column(qualifier: str | None, column: str, sql: str, schema) -> str | None:
-    query = _Query(sql)
+    query = ParsedQuery(sql)
     if qualifier:
         lines, search_everywhere = _qualified(query, qualifier, column, schema)
     else:
@@ -214,7 +218,7 @@ def _no_such_column(qualifier: str | None, column: str, sql: str, schema) -> str
     return " ".join(lines) or None
 
 
-def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list[str], bool]:
+def _qualified(query: ParsedQuery, qualifier: str, column: str, schema) -> tuple[list[str], bool]:
     """Sentences on what ``qualifier`` stands for where ``qualifier.column`` is written, and
     whether every table should be searched for the column (nothing close was found)."""
     if query.tree is None:  # no aliases known: speak only of a real table of that name
@@ -223,7 +227,7 @@ def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list
     places = query.places(qualifier, column, schema)
     bindings: list = []
     for scope in places:
-        source = _resolve(scope, qualifier)
+        source = resolve_name(scope, qualifier)
         if not any(source is b for b in bindings):
             bindings.append(source)
     everywhere = query.bindings(qualifier)
@@ -241,7 +245,7 @@ def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list
              f"{qualifier} means something else in each."]
     search = True
     for n, source in enumerate(bindings):
-        where = [s for s in places if _resolve(s, qualifier) is source][:1]
+        where = [s for s in places if resolve_name(s, qualifier) is source][:1]
         part, found = _binding_sentences(query, where, qualifier, column, source, schema)
         ordinal = ORDINALS[n] if n < len(ORDINALS) else f"number {n + 1}"
         lines.append(f"In the {ordinal}: " + " ".join(part))
@@ -249,7 +253,7 @@ def _qualified(query: _Query, qualifier: str, column: str, schema) -> tuple[list
     return lines, search
 
 
-def _binding_sentences(query: _Query, places: list[Scope], qualifier: str, column: str,
+def _binding_sentences(query: ParsedQuery, places: list[Scope], qualifier: str, column: str,
                        source, schema) -> tuple[list[str], bool]:
     """What one binding of ``qualifier`` is (a table, a subquery, nothing)."""
     if isinstance(source, Scope):
@@ -263,7 +267,7 @@ def _binding_sentences(query: _Query, places: list[Scope], qualifier: str, colum
     aliases: dict[str, str] = {}
     for key, source in here:  # the nearest binding of a name hides the outer ones
         table = schema.table(source.name) if isinstance(source, exp.Table) else None
-        if table is not None and not any(_same(key, k) for k in aliases):
+        if table is not None and not any(same_name(key, k) for k in aliases):
             aliases[key] = table.name
     listed = f"; the tables there are {_alias_list(aliases)}." if aliases else "."
     elsewhere = [schema.table(s.name) for s in query.bindings(qualifier)
@@ -295,7 +299,7 @@ def _columns_sentences(subject: str, owner: str, columns: list[str],
     return lines, not close
 
 
-def _unqualified(query: _Query, sql: str, column: str, schema) -> list[str]:
+def _unqualified(query: ParsedQuery, sql: str, column: str, schema) -> list[str]:
     """The columns of the sources in scope where the bare column is written (each scope's
     own sources; every table of the query when the place is not found)."""
     sources: list[tuple[str, object]] = []
@@ -335,7 +339,7 @@ def _ambiguous(column: str, sql: str, schema) -> str | None:
     when that place is not found)."""
     owners = set(_tables_with_column(schema, column))
     candidates = []
-    for scope in _Query(sql).places(None, column):
+    for scope in ParsedQuery(sql).places(None, column):
         tables = [schema.table(s.name) for s in scope.sources.values()
                   if isinstance(s, exp.Table) and schema.table(s.name) is not None]
         candidates.append({t.name for t in tables})
@@ -380,7 +384,7 @@ def _alias_list(aliases: dict[str, str]) -> str:
     return ", ".join(parts)
 
 
-def _strip_quotes(name: str | None) -> str | None:
+def strip_quotes(name: str | None) -> str | None:
     if name is None:
         return None
     return name.strip().strip("`\"'[]")

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .error_hints import explain_error
+from .name_rewrite import hint_with_rewrite
 from .events import LLMCall, Run, StepEvent, StepPartial
 from .outputs import Generic, Output
 from .token_budget import over_context
@@ -206,7 +206,8 @@ class StepContext:
         self._check_cancel()
         result = self.db.execute(sql, timeout=self.limits.timeout, max_rows=self.limits.max_rows)
         if not result.ok and self.limits.hints:
-            result.hint = explain_error(result.error, sql, self.schema)
+            result.hint = hint_with_rewrite(self.db, result.error, sql, self.schema,
+                                            timeout=self.limits.timeout)
         if record:
             self.event.execution = result.preview()
         return result

@@ -4,10 +4,13 @@
 bench/results/spider-dev-stratified-seed7 --data ../shared/data/spider --param
 refiner_prompt=tables --out bench/results/name-errors-seed7-macsql.json``
 
-For every run of ``--pipeline`` (``macsql`` or ``r3``) in an evaluation folder, the first repair
-step that was shown a name error (``no such column``, ``no such table``, ``ambiguous column
-name``: MAC-SQL's ``refiner``, R³'s ``fix``) is resumed with the given parameters, and the run
-goes on as the pipeline goes. Every step before it is the recorded one, so the measurement shows
+For every run of ``--pipeline`` (``macsql``, ``r3`` or ``deasql``) in an evaluation folder, the
+first repair step that was shown a name error (``no such column``, ``no such table``,
+``ambiguous column name``: MAC-SQL's ``refiner``, R³'s ``fix``, DEA-SQL's ``execution_check``)
+is resumed with the given parameters, and the run goes on as the pipeline goes. R³'s ``fix``
+reads the error and its hint from the execution step before it, so that step is where an R³ run
+resumes (it runs the same SQL again): the hint shown is then always the one today's code writes,
+as it is for the two other steps, which execute the SQL themselves. Every step before it is the recorded one, so the measurement shows
 what a repair prompt changes on the same failing SQL, at the cost of the repairs only; runs that
 never met a name error keep their recorded verdict (:mod:`agents.evaluation.resume_recorded`).
 It reads the repair from the step's inputs and parsed output, so runs recorded before steps had
@@ -26,7 +29,9 @@ from agents.evaluation.resume_recorded import leading_option, main as resume_mai
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 
-REPAIR_STEPS = {"macsql": "refiner", "r3": "fix"}
+REPAIR_STEPS = {"macsql": "refiner", "r3": "fix", "deasql": "execution_check"}
+# A repair step that reads the error from the execution step before it resumes from that one.
+READS_ERROR_FROM = {"fix": "execute"}
 
 
 def repaired_error(event) -> str:
@@ -35,14 +40,21 @@ def repaired_error(event) -> str:
     parsed = event.parsed or {}
     if parsed.get("sql_before") and parsed.get("error"):
         return str(parsed["error"])
+    repairs = parsed.get("repairs") or []  # DEA-SQL's execution check: its repair attempts
+    if repairs and isinstance(repairs[0], dict):
+        return str(repairs[0].get("error") or "")
     return str((event.inputs or {}).get("error") or "")
 
 
 def first_name_error_repair(step: str):
     """The finder of a run's first ``step`` that repaired a name error."""
     def find(run: Run) -> int | None:
-        return next((i for i, event in enumerate(run.events) if event.step == step
-                     and is_name_error(repaired_error(event))), None)
+        index = next((i for i, event in enumerate(run.events) if event.step == step
+                      and is_name_error(repaired_error(event))), None)
+        source = READS_ERROR_FROM.get(step)
+        if index is not None and source and index > 0 and run.events[index - 1].step == source:
+            return index - 1
+        return index
     return find
 
 
@@ -50,8 +62,10 @@ def prompts_of(step: str):
     """What the resumed repair steps record as their prompt variant (other steps' prompts,
     such as R³'s reviewers', left out)."""
     def describe(run: Run, index: int) -> dict:
-        return {"prompts": sorted({str(e.inputs["prompt"]) for e in run.events[index:]
-                                   if e.step == step and (e.inputs or {}).get("prompt")})}
+        return {"prompts": sorted({str(e.inputs.get("prompt") or e.inputs.get("variant"))
+                                   for e in run.events[index:] if e.step == step and
+                                   ((e.inputs or {}).get("prompt") or
+                                    (e.inputs or {}).get("variant"))})}
     return describe
 
 

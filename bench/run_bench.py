@@ -77,6 +77,13 @@ BENCHMARKS = [
               "which questions each pipeline gets right, against baseline and R3's first draft",
               "the committed results and the Spider databases", "a few seconds", True,
               _results_ready),
+    Benchmark("first-drafts", ["bench/first_drafts.py", "--data", str(SPIDER), "--baseline",
+                               str(RESULTS), *(str(RESULTS.parent / f) for f in (
+                                   "seed7-macsql-graded", "seed7-deasql-compact",
+                                   "seed7-r3-small", "seed7-csma-compact"))],
+              "each pipeline's first SQL and final answer against baseline's: where the gap "
+              "to one prompt opens", "the committed results and the Spider databases",
+              "a few seconds", True, _results_ready),
     Benchmark("merge-spider", ["bench/merge_spider.py", "--data", str(SPIDER)],
               "builds Spider's dev databases merged into one file, and with the training "
               "schemas as empty distractor tables (bench/merged/); times their introspection",

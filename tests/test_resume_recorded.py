@@ -226,6 +226,18 @@ def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_erro
             event("fix", kind, failing, {"sql": failing["sql_before"],
                                          "error": failing["error"]})])
         assert find("fix")(r3) == 2
+    # R³'s fix reads the error its execution step recorded: the run resumes there, so the
+    # hint is written again; DEA-SQL's execution check keeps its repairs in a list
+    r3 = Run(pipeline="r3", question="q", db_name="d", events=[
+        event("write", "sql_draft", {}), event("execute", "execution_check", {}),
+        event("fix", "sql_repair", failing, {"sql": "A", "error": failing["error"]})])
+    assert find("fix")(r3) == 1
+    dea = Run(pipeline="deasql", question="q", db_name="d", events=[
+        event("active_learning", "active_learning", {}),
+        event("execution_check", "execution_check", {"ok": False, "repairs": [failing]})])
+    assert find("execution_check")(dea) == 1
+    assert find("execution_check")(Run(pipeline="deasql", question="q", db_name="d", events=[
+        event("execution_check", "execution_check", {"ok": True, "repairs": []})])) is None
     # the resumed steps' prompt variants, R³'s reviewers' left out
     described = name_error_repairs.prompts_of("fix")(Run(
         pipeline="r3", question="q", db_name="d", events=[

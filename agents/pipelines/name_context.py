@@ -17,12 +17,11 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from ..error_hints import query_tables
+from ..error_hints import NO_SUCH_COLUMN, query_tables
 
 MAX_OTHER_TABLES = 3
 MAX_KEYS = 8
 
-_NO_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)", re.I)
 _NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<column>\S+)", re.I)
 _AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)",
                         re.I)
@@ -32,7 +31,7 @@ def name_error_context(error: str | None, sql: str, schema) -> str:
     """The block for a name error in ``sql``, or "" for any other error."""
     if not error or schema is None or not getattr(schema, "tables", None):
         return ""
-    match = next((m for m in (p.search(error) for p in (_NO_COLUMN, _NO_TABLE, _AMBIGUOUS))
+    match = next((m for m in (p.search(error) for p in (NO_SUCH_COLUMN, _NO_TABLE, _AMBIGUOUS))
                   if m), None)
     if match is None:
         return ""
@@ -45,7 +44,7 @@ def name_error_context(error: str | None, sql: str, schema) -> str:
         lines += [f"- {table}{''.join(f' AS {n}' for n in names)}: "
                   f"{', '.join(schema.column_names(table))}" for table, names in used.items()]
     owners = [t.name for t in schema.tables if t.column(missing) is not None]
-    in_join = match.re is _NO_COLUMN and _in_join_condition(sql, qualifier, missing)
+    in_join = match.re is NO_SUCH_COLUMN and _in_join_condition(sql, qualifier, missing)
     if in_join:
         lines.append(f"{qualifier + '.' if qualifier else ''}{missing} is written in a join "
                      "condition: join the tables on columns they have (the keys below).")
