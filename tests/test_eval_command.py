@@ -142,17 +142,27 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {
         "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
     _check_manifest(tmp_path, {**base, "params": today})
-    # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones; a folder
-    # of either variant resumes with what it ran
-    for name in ("deasql", "csma"):
+    # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
+    # R³'s paper behaviour before its small-model options; a folder of either resumes with
+    # what it ran
+    r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
+                "fix_prompt": "paper"}
+    r3_small = {"writer_style": "direct", "review_prompt": "strict",
+                "revision_gate": "execution", "fix_prompt": "tables"}
+    for name, paper, small, refused in (
+            ("deasql", {"variant": "paper"}, {"variant": "compact"},
+             "'variant': 'paper'.* there, .*'variant': 'compact'"),
+            ("csma", {"variant": "paper"}, {"variant": "compact"},
+             "'variant': 'paper'.* there, .*'variant': 'compact'"),
+            ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
+                                       "'direct'")):
         pipeline = get_pipeline(name)
         (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {name: {}}}))
-        with pytest.raises(UsageError, match="'variant': 'paper'.* there, .*'variant': 'compact'"):
+        with pytest.raises(UsageError, match=refused):
             _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
-        _check_manifest(tmp_path, {**base, "params": _recorded_params(
-            {name: {"variant": "paper"}}, [pipeline])})
-        (tmp_path / "manifest.json").write_text(json.dumps(
-            {**base, "params": {name: {"variant": "compact"}}}))
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({name: paper},
+                                                                      [pipeline])})
+        (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {name: small}}))
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
 
 

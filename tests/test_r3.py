@@ -56,8 +56,14 @@ def db(tmp_path):
     database.close()
 
 
+# The paper's behaviour, which most tests here exercise; the small-model options (today's
+# defaults) are each tested by name below.
+PAPER = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
+         "fix_prompt": "paper"}
+
+
 def run(db, llm, **params):
-    params = {"k": 0, **params}
+    params = {"k": 0, **PAPER, **params}
     return run_to_end(start_run(PIPELINE, QUESTION, db, llm, params=params))
 
 
@@ -297,7 +303,7 @@ def test_related_examples_from_the_bank_enter_the_writer_prompt(db, llm, scripte
              "SELECT count(*) FROM concert WHERE year = 2014")
     scripted_llm.push(writer(SQL_A), invitation(1), approve())
     result = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
-                                  params={"k": 1, "n_reviewers": 1},
+                                  params={"k": 1, "n_reviewers": 1, **PAPER},
                                   services={"examples": bank}))
 
     first_prompt = prompt_text(scripted_llm.requests[0])
@@ -320,6 +326,23 @@ def test_program_of_thoughts_writer_prompt_and_reply(db, llm, scripted_llm):
     assert "Program of Thoughts (PoT)" in prompt_text(scripted_llm.requests[0])
     assert result.final_sql == SQL_A
     assert "db_dict['singer']" in result.events[0].parsed["reasoning"]
+
+
+def test_the_small_model_options_are_the_defaults_and_each_step_says_which_ran(
+        db, llm, scripted_llm):
+    """A run with no parameters writes directly and reviews strictly; a run recorded before the
+    switch, which names none of the four, keeps the paper's behaviour when read back."""
+    scripted_llm.push("```sql\n" + SQL_A + "\n```", invitation(1), approve())
+    result = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
+                                  params={"k": 0, "n_reviewers": 1}))
+    assert result.final_sql == SQL_A
+    assert result.events[0].parsed["style"] == "direct"
+    assert {k: result.params[k] for k in PAPER} == {
+        "writer_style": "direct", "review_prompt": "strict", "revision_gate": "execution",
+        "fix_prompt": "tables"}
+    assert "Give only the SQL" in prompt_text(scripted_llm.requests[0])
+    old = PIPELINE.resolve_recorded({"k": 0, "n_reviewers": 1})
+    assert {k: old[k] for k in PAPER} == PAPER
 
 
 def test_direct_writer_prompt_asks_for_the_sql_alone_and_the_trace_says_so(

@@ -126,7 +126,8 @@ def _cot_examples(ctx: StepContext) -> list[dict]:
 
 
 def _cot_messages(ctx: StepContext, evidence: str, examples: list) -> list[dict]:
-    view = Borrowed(ctx, R3, {}, evidence, {"examples": examples})
+    # R³'s paper writer (chain of thought), whatever R³'s own default is
+    view = Borrowed(ctx, R3, {"writer_style": "cot"}, evidence, {"examples": examples})
     return [{"role": "user", "content": r3_steps.first_writer_prompt(view)}]
 
 
