@@ -153,6 +153,8 @@ def _parse(sql: str) -> exp.Expression | None:
 
 
 def same_name(a: str | None, b: str | None) -> bool:
+    """Whether two SQL names are the same name (SQLite compares them without case); None is
+    only the same as None (a bare column has no qualifier)."""
     return (a or "").casefold() == (b or "").casefold() and (a is None) == (b is None)
 
 
@@ -168,6 +170,8 @@ def _visible(scope: Scope) -> list[tuple[str, object]]:
 
 
 def resolve_name(scope: Scope, name: str):
+    """The source (a table, or a subquery's scope) ``name`` stands for where a column is
+    written in ``scope``, or None."""
     return next((source for key, source in _visible(scope) if same_name(key, name)), None)
 
 

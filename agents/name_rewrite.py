@@ -26,6 +26,7 @@ question. Whether the rewrite answers the question is for the repair agent to ju
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -33,6 +34,7 @@ from sqlglot.optimizer.scope import Scope
 
 from .error_hints import (NO_SUCH_COLUMN, ParsedQuery, explain_error, resolve_name, resolves,
                           same_name, strip_quotes)
+from .schema import is_plain_name
 
 MAX_REWRITES = 3      # one query may name several columns with the wrong alias: fix them in turn
 REWRITE_SECONDS = 2.0  # a rewrite is checked by running it, within at most this much time
@@ -72,38 +74,62 @@ def rewrite_name_error(error: str | None, sql: str, schema) -> Rewrite | None:
     if not nodes:
         return None
     tables = _scope_tables(scope, schema)
-    joins = {id(j): j for j in (c.find_ancestor(exp.Join, exp.Select) for c in nodes)
-             if isinstance(j, exp.Join)}
-    if joins:
-        return _join_condition(list(joins.values()), scope, tables, schema, query) \
-            if len(joins) == len(nodes) == 1 else None
+    in_join = [c for c in nodes if isinstance(c.find_ancestor(exp.Join, exp.Select), exp.Join)]
+    if in_join:
+        if len(in_join) != len(nodes):
+            return None
+        if len(nodes) == 1:
+            rewritten = _join_condition(in_join[0].find_ancestor(exp.Join), scope, schema, query)
+            if rewritten is not None:
+                return rewritten
     written = f"{qualifier}.{column}" if qualifier else column
-    respelt = _respelt(scope, qualifier, column, tables, schema)
+    owners = _owners(scope, column, schema)
+    respelt = None if owners else _respelt(scope, qualifier, column, tables, schema)
     if respelt is not None:
         alias, real, table = respelt
         change = f"{written} written {_ref(alias, real)} (the column of {table} is spelt so)"
+    elif len(owners) > 1:
+        return None
+    elif owners:
+        alias, table, real = owners[0]
+        change = (f"{written} written {alias}.{real} ({table}, which the query names "
+                  f"{alias}, has the column)")
     else:
-        owners = [(name, table) for name, table in tables
-                  if schema.table(table).column(column) is not None]
-        if len(owners) > 1:
+        joined = None if in_join else _join_for(scope, qualifier, column, tables, schema, query,
+                                                nodes)
+        if joined is None:
             return None
-        if owners:
-            alias, table = owners[0]
-            real = schema.table(table).column(column).name
-            change = (f"{written} written {alias}.{real} ({table}, which the query names "
-                      f"{alias}, has the column)")
-        else:
-            joined = _join_for(scope, qualifier, column, tables, schema)
-            if joined is None:
-                return None
-            alias, table, condition = joined
-            real = schema.table(table).column(column).name
-            change = (f"{written} written {alias}.{real} and {table} joined as {alias} on "
-                      f"{condition.sql(dialect='sqlite')} ({table} has the column)")
+        alias, table, condition = joined
+        real = schema.table(table).column(column).name
+        change = (f"{written} written {alias}.{real} and {table} joined as {alias} on "
+                  f"{condition.sql(dialect='sqlite')} ({table} has the column)")
     for node in nodes:
-        node.set("table", exp.to_identifier(alias) if alias else None)
-        node.set("this", exp.to_identifier(real))
+        node.set("table", _identifier(alias) if alias else None)
+        node.set("this", _identifier(real))
     return Rewrite(sql=query.tree.sql(dialect="sqlite"), changes=(change,))
+
+
+def _identifier(name: str) -> exp.Identifier:
+    """``name`` as sqlglot writes it: quoted unless a plain word that is not a keyword (sqlglot
+    leaves SQLite's keywords bare, and ``T1.order`` does not parse)."""
+    return exp.to_identifier(name, quoted=not is_plain_name(name))
+
+
+def _owners(scope: Scope, column: str, schema) -> list[tuple[str, str, str]]:
+    """(name in the scope, what it is, the column as spelt there) for each source of ``scope``
+    that has ``column``: a table, or a subquery or WITH query by its selected names."""
+    found = []
+    for name, source in scope.sources.items():
+        if isinstance(source, Scope):
+            selected = [c for c in source.expression.named_selects if same_name(c, column)]
+            if selected:
+                kind = "the WITH query" if source.is_cte else "the subquery"
+                found.append((name, f"{kind} {name}", selected[0]))
+        elif isinstance(source, exp.Table) and schema.table(source.name) is not None:
+            real = schema.table(source.name).column(column)
+            if real is not None:
+                found.append((name, schema.table(source.name).name, real.name))
+    return found
 
 
 def _ref(alias: str | None, column: str) -> str:
@@ -132,11 +158,9 @@ def _respelt(scope: Scope, qualifier: str | None, column: str, tables: list[tupl
     return found[0] if len(found) == 1 else None
 
 
-def _join_condition(joins: list[exp.Join], scope: Scope, tables: list[tuple[str, str]],
-                    schema, query: ParsedQuery) -> Rewrite | None:
+def _join_condition(join: exp.Join, scope: Scope, schema, query: ParsedQuery) -> Rewrite | None:
     """A JOIN whose ON condition (one equality of two columns) names a column a table lacks,
-    rewritten to the one foreign key between the two tables."""
-    join = joins[0]
+    rewritten to the one foreign key between the two tables; None if there is not one."""
     condition = join.args.get("on")
     if not isinstance(condition, exp.EQ) or not all(
             isinstance(side, exp.Column) and side.table for side in (condition.this,
@@ -157,8 +181,7 @@ def _join_condition(joins: list[exp.Join], scope: Scope, tables: list[tuple[str,
     if len(keys) != 1:
         return None
     left_col, right_col = keys.pop()
-    new = exp.EQ(this=exp.column(left_col, table=left, quoted=None),
-                 expression=exp.column(right_col, table=right, quoted=None))
+    new = exp.EQ(this=_column(left_col, left), expression=_column(right_col, right))
     change = (f"the join on {condition.sql(dialect='sqlite')} written on "
               f"{new.sql(dialect='sqlite')} (the key between {left_table} and {right_table})")
     join.set("on", new)
@@ -167,15 +190,17 @@ def _join_condition(joins: list[exp.Join], scope: Scope, tables: list[tuple[str,
 
 def runnable_rewrite(db, error: str | None, sql: str, schema, *,
                      timeout: float = REWRITE_SECONDS) -> Rewrite | None:
-    """A rewrite of ``sql`` (one or more columns moved to the table that has them) that SQLite
-    runs on ``db`` within ``timeout`` seconds, or None. Read-only, like every query."""
+    """A rewrite of ``sql`` (one or more changes in turn) that SQLite runs on ``db``, or None.
+    All the checks together take at most ``timeout`` seconds. Read-only, like every query."""
     changes: list[str] = []
+    deadline = time.monotonic() + timeout
     for _ in range(MAX_REWRITES):
         rewrite = rewrite_name_error(error, sql, schema)
-        if rewrite is None:
+        left = deadline - time.monotonic()
+        if rewrite is None or left <= 0:
             return None
         changes.extend(rewrite.changes)
-        result = db.execute(rewrite.sql, timeout=timeout, max_rows=1)
+        result = db.execute(rewrite.sql, timeout=left, max_rows=1)
         if result.ok:
             return Rewrite(sql=rewrite.sql, changes=tuple(changes))
         error, sql = result.error, rewrite.sql
@@ -191,18 +216,18 @@ def _scope_tables(scope: Scope, schema) -> list[tuple[str, str]]:
     return found
 
 
-def _join_for(scope: Scope, qualifier: str, column: str, tables: list[tuple[str, str]],
-              schema) -> tuple[str, str, exp.Expression] | None:
+def _join_for(scope: Scope, qualifier: str | None, column: str, tables: list[tuple[str, str]],
+              schema, query: ParsedQuery,
+              nodes: list[exp.Column]) -> tuple[str, str, exp.Expression] | None:
     """Join a table that has ``column`` to the select of ``scope`` along the one foreign key
     that links it to the table ``qualifier`` stands for (or, if none does, to one other table
-    of the scope); returns (new alias, table, join condition), or None."""
+    of the scope); returns (new alias, table, join condition), or None. Refused when a bare
+    column written in the scope (or a subquery in it) is a column of the joined table too:
+    the join would change what that name means."""
     select = scope.expression
     if not isinstance(select, exp.Select) or not tables:
         return None
     owners = {t.name.casefold(): t.name for t in schema.tables if t.column(column) is not None}
-    source = resolve_name(scope, qualifier)
-    wrong = schema.table(source.name).name if isinstance(source, exp.Table) and \
-        schema.table(source.name) is not None else None
     links: list[tuple[str, str, str, str]] = []  # (name in scope, its column, owner, owner col)
     for fk in schema.foreign_keys:
         for near, near_col, far, far_col in ((fk.table, fk.column, fk.ref_table, fk.ref_column),
@@ -212,27 +237,37 @@ def _join_for(scope: Scope, qualifier: str, column: str, tables: list[tuple[str,
             for name, table in tables:
                 if same_name(table, near):
                     links.append((name, near_col, owners[far.casefold()], far_col))
-    preferred = [link for link in links if wrong is not None and any(
-        same_name(name, link[0]) and same_name(table, wrong) for name, table in tables)]
+    preferred = [link for link in links if qualifier and same_name(link[0], qualifier)]
     chosen = preferred or links
     if len(set(chosen)) != 1:
         return None
     near_name, near_col, owner, owner_col = chosen[0]
-    alias = _new_alias(scope, owner, [name for name, _ in tables])
-    condition = exp.EQ(this=exp.column(near_col, table=near_name, quoted=None),
-                       expression=exp.column(owner_col, table=alias, quoted=None))
-    table = exp.Table(this=exp.to_identifier(owner))
+    bare = {c.name.casefold() for c in select.find_all(exp.Column)
+            if not c.table and not any(c is n for n in nodes)}
+    if any(c.casefold() in bare for c in schema.table(owner).column_names()):
+        return None
+    alias = _new_alias(query, owner, [name for name, _ in tables])
+    condition = exp.EQ(this=_column(near_col, near_name), expression=_column(owner_col, alias))
+    table = exp.Table(this=_identifier(owner))
     if alias != owner:
-        table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        table.set("alias", exp.TableAlias(this=_identifier(alias)))
     select.join(table, on=condition, copy=False)
     return alias, owner, condition
 
 
-def _new_alias(scope: Scope, table: str, names: list[str]) -> str:
+def _column(name: str, table: str) -> exp.Column:
+    return exp.Column(this=_identifier(name), table=_identifier(table))
+
+
+def _new_alias(query: ParsedQuery, table: str, names: list[str]) -> str:
     """``T<n+1>`` when the scope numbers its aliases ``T1``, ``T2`` ...; else the table's own
-    name, or that name with a number when the scope already uses it."""
+    name, or that name with a number. Never a name bound anywhere in the query: a new alias
+    must not hide an outer one a correlated subquery refers to."""
     numbers = [int(m.group(1)) for m in map(_ALIAS_NUMBERED.match, names) if m]
-    taken = {n.casefold() for n in names} | {n.casefold() for n in scope.sources}
+    taken = {n.casefold() for n in names}
+    for node in query.tree.find_all(exp.Table, exp.TableAlias):
+        taken |= {n.casefold() for n in (node.name, node.alias if isinstance(node, exp.Table)
+                                         else "") if n}
     if numbers:
         prefix = next(n[0] for n in names if _ALIAS_NUMBERED.match(n))
         n = max(numbers) + 1
@@ -249,11 +284,14 @@ def _new_alias(scope: Scope, table: str, names: list[str]) -> str:
 
 def hint_with_rewrite(db, error: str | None, sql: str, schema, *,
                       timeout: float = REWRITE_SECONDS) -> str | None:
-    """:func:`~agents.error_hints.explain_error`'s hint for ``sql``'s failure, followed, for a
-    column written with the wrong alias, by a version of the query that runs (checked on ``db``
-    within ``timeout`` seconds, at most :data:`REWRITE_SECONDS`). None when there is nothing to
-    add. A hint is a courtesy: a failure while building the rewrite only drops the rewrite."""
-    hint = explain_error(error, sql, schema)
+    """:func:`~agents.error_hints.explain_error`'s hint for ``sql``'s failure, followed, where
+    one clear change makes the query run, by that query (checked on ``db`` within ``timeout``
+    seconds, at most :data:`REWRITE_SECONDS`). None when there is nothing to add. A hint is a
+    courtesy: a failure while building it drops it, never the error it explains."""
+    try:
+        hint = explain_error(error, sql, schema)
+    except Exception:
+        hint = None
     try:
         rewrite = runnable_rewrite(db, error, sql, schema, timeout=min(timeout, REWRITE_SECONDS))
     except Exception:

@@ -5,8 +5,9 @@ RESULTS_DIR[:PIPELINE] ...`` (``--out FILE`` also writes the JSON) reads committ
 folders and, for each one named (its only pipeline, or ``PIPELINE``), scores the first SQL each
 run wrote -- MAC-SQL's Decomposer, DEA-SQL's few-shot generation, R³'s SQL-Writer, CSMA's first
 agent: the SQL before any execution feedback, review or repair (for ``selection`` it is only its
-first generator's candidate, which says little) -- against the gold query with the evaluation's own scoring, re-executed read-only on
-``DATA/database/<db_id>/<db_id>.sqlite``. It prints, per folder:
+first generator's candidate, which says little) -- against the gold query with the
+evaluation's own scoring, re-executed read-only on ``DATA/database/<db_id>/<db_id>.sqlite``.
+It prints, per folder:
 
 - how often the first SQL is right and the final answer is right, and how many answers the later
   steps fixed and broke (the worth of the pipeline's feedback loops on these questions);
@@ -14,7 +15,10 @@ first generator's candidate, which says little) -- against the gold query with t
   ``baseline`` is wrong / wrong where it is right): whether a pipeline's gap to one prompt opens
   in its first SQL or after it.
 
-Only recorded runs are read; nothing is asserted: it is a measurement.
+The final answer is scored again too, in the same way, so both verdicts come from the same
+scoring (each folder's own ``keep_distinct``); a question whose gold query fails is left out.
+Only recorded runs are read, on their own databases (folders asked on a merged database are
+refused); nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations
@@ -53,28 +57,43 @@ def read_answers(folder: str, pipeline: str | None) -> tuple[str, dict[int, dict
     return pipeline, {r["question_id"]: r for r in records if r["pipeline"] == pipeline}
 
 
+def options_of(folder: str) -> EvalOptions:
+    """The scoring options the folder was evaluated with (its manifest), refusing a folder
+    whose questions were asked on another database than their own."""
+    manifest = Path(folder) / "manifest.json"
+    recorded = json.loads(manifest.read_text()) if manifest.is_file() else {}
+    if recorded.get("ask_db"):
+        raise SystemExit(f"{folder} was asked on {recorded['ask_db']}: only folders asked on "
+                         "each question's own database are read")
+    return EvalOptions(keep_distinct=bool(recorded.get("keep_distinct", False)))
+
+
 def measure(answers: dict[int, dict], baseline: dict[int, dict], data: Path,
             pool: DatabasePool, options: EvalOptions) -> dict:
     """First-SQL and final verdicts of ``answers`` on the questions ``baseline`` answered."""
-    common = sorted(set(answers) & set(baseline))
     first_right, first_runs, final_right, base_right = set(), set(), set(), set()
     steps: dict[str, int] = {}
-    for q in common:
+    common, gold_failed = [], 0
+    for q in sorted(set(answers) & set(baseline)):
         record = answers[q]
         step, sql = first_sql(record)
-        steps[step or "(none)"] = steps.get(step or "(none)", 0) + 1
         db = pool.get(str(data / "database" / record["db_id"] / f"{record['db_id']}.sqlite"))
         verdict = score(db, record["gold_sql"], sql, options)
+        if verdict.get("gold_error"):
+            gold_failed += 1
+            continue
+        common.append(q)
+        steps[step or "(none)"] = steps.get(step or "(none)", 0) + 1
         if verdict["correct"]:
             first_right.add(q)
         if sql and not verdict.get("pred_error"):
             first_runs.add(q)
-        if record["correct"]:
+        if score(db, record["gold_sql"], record.get("pred_sql"), options)["correct"]:
             final_right.add(q)
         if baseline[q]["correct"]:
             base_right.add(q)
     return {
-        "questions": len(common), "first_sql_steps": steps,
+        "questions": len(common), "gold_failed": gold_failed, "first_sql_steps": steps,
         "baseline_correct": len(base_right),
         "first_sql_correct": len(first_right),
         "first_sql_does_not_run": len(common) - len(first_runs),
@@ -113,12 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="also write the rows as JSON to this file")
     args = parser.parse_args(argv)
     _, baseline = read_answers(args.baseline, "baseline")
-    pool, options = DatabasePool(), EvalOptions()
+    pool = DatabasePool()
     rows = []
     for spec in args.folders:
         folder, _, name = spec.partition(":")
         pipeline, answers = read_answers(folder, name or None)
-        row = measure(answers, baseline, Path(args.data), pool, options)
+        row = measure(answers, baseline, Path(args.data), pool, options_of(folder))
         rows.append({"folder": Path(folder).name, "pipeline": pipeline, **row})
     print(markdown(rows))
     if args.out:

@@ -10,11 +10,11 @@ first repair step that was shown a name error (``no such column``, ``no such tab
 is resumed with the given parameters, and the run goes on as the pipeline goes. R³'s ``fix``
 reads the error and its hint from the execution step before it, so that step is where an R³ run
 resumes (it runs the same SQL again): the hint shown is then always the one today's code writes,
-as it is for the two other steps, which execute the SQL themselves. Every step before it is the recorded one, so the measurement shows
-what a repair prompt changes on the same failing SQL, at the cost of the repairs only; runs that
-never met a name error keep their recorded verdict (:mod:`agents.evaluation.resume_recorded`).
-It reads the repair from the step's inputs and parsed output, so runs recorded before steps had
-output kinds are found too. Nothing is asserted: it is a measurement.
+as it is for the two other steps, which execute the SQL themselves. Every step before it is the
+recorded one, so the measurement shows what a repair prompt changes on the same failing SQL, at
+the cost of the repairs only; runs that never met a name error keep their recorded verdict
+(:mod:`agents.evaluation.resume_recorded`). It reads the repair from the step's inputs and
+parsed output, so runs recorded before steps had output kinds are found too. Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations

@@ -77,6 +77,20 @@ def test_first_sql_and_final_answer_are_each_compared_with_baseline(first_drafts
         capsys.readouterr().out
 
 
+def test_a_question_whose_gold_fails_or_whose_run_wrote_no_sql(first_drafts, data, tmp_path):
+    broken_gold = {**record("baseline", 2, False, None, RIGHT), "gold_sql": "SELECT nosuch FROM x"}
+    base = folder(tmp_path / "base", [record("baseline", 1, True, None, RIGHT), broken_gold])
+    runs = folder(tmp_path / "runs", [record("csma", 1, False, None, None),
+                                      {**record("csma", 2, True, RIGHT, RIGHT),
+                                       "gold_sql": "SELECT nosuch FROM x"}])
+    runs_rows = first_drafts.measure(first_drafts.read_answers(runs, None)[1],
+                                     first_drafts.read_answers(base, "baseline")[1], data,
+                                     first_drafts.DatabasePool(), first_drafts.EvalOptions())
+    assert runs_rows["questions"] == 1 and runs_rows["gold_failed"] == 1
+    assert runs_rows["first_sql_steps"] == {"(none)": 1}
+    assert runs_rows["first_sql_does_not_run"] == 1 and runs_rows["final_correct"] == 0
+
+
 def test_a_folder_of_several_pipelines_must_name_one(first_drafts, data, tmp_path):
     base = folder(tmp_path / "base", [record("baseline", 1, True, None, RIGHT),
                                       record("r3", 1, True, RIGHT, RIGHT)])

@@ -137,3 +137,75 @@ def test_the_hint_ends_with_the_version_that_runs_for_agents_and_for_a_persons_s
                              "AS T1 JOIN book AS T2 ON T1.id = T2.author_id")
     person = execute_with_hint(books, sql, timeout=5, max_rows=10)
     assert person.hint == feedback.split("\nHint: ", 1)[1]
+
+
+def test_a_subquery_in_from_that_selects_the_column_takes_it_and_nothing_is_joined(books):
+    found = rewrite(books, "SELECT T1.title FROM author AS T1 JOIN (SELECT author_id, title "
+                           "FROM book) AS T2 ON T1.id = T2.author_id WHERE T1.name = 'Ben'")
+    assert found.sql == ("SELECT T2.title FROM author AS T1 JOIN (SELECT author_id, title FROM "
+                         "book) AS T2 ON T1.id = T2.author_id WHERE T1.name = 'Ben'")
+    assert "the subquery T2" in found.changes[0]
+
+
+def test_a_join_never_hides_an_outer_alias_or_changes_a_bare_name(books):
+    # the subquery's new table must not be called T2: the subquery uses T2 for the outer author
+    found = rewrite(books, "SELECT T2.name FROM author AS T2 WHERE EXISTS (SELECT 1 FROM "
+                           "book AS T1 WHERE T1.author_id = T2.id AND T1.country = 'France')")
+    assert "JOIN publisher AS T3 ON T1.publisher_id = T3.id" in found.sql
+    assert rows(books, found.sql) == [("Ada",)]
+    # joining publisher would make the bare name (the outer author's) mean publisher.name
+    assert rewrite(books, "SELECT name FROM author WHERE EXISTS (SELECT 1 FROM book WHERE "
+                          "book.author_id = author.id AND book.country = 'France' "
+                          "AND name = 'Ada')") is None
+
+
+def test_in_a_self_join_the_wrong_alias_keeps_its_own_key(books):
+    found = rewrite(books, "SELECT T1.title FROM book AS T1 JOIN book AS T2 "
+                           "ON T1.author_id = T2.author_id WHERE T2.country = 'Norway' "
+                           "AND T1.id <> T2.id")
+    assert "ON T2.publisher_id = T3.id" in found.sql
+    assert rows(books, found.sql) == [("Dawn",)]
+
+
+def test_a_join_condition_without_a_key_between_its_tables_moves_the_alias(books):
+    found = rewrite(books, "SELECT T3.country FROM author AS T1 JOIN book AS T2 ON T1.id = "
+                           "T2.author_id JOIN publisher AS T3 ON T1.publisher_id = T3.id "
+                           "WHERE T1.name = 'Ben'")
+    assert "ON T2.publisher_id = T3.id" in found.sql
+    assert rows(books, found.sql) == [("Norway",)]
+
+
+def test_names_that_are_keywords_or_not_plain_words_stay_quoted(tmp_path):
+    script = ('CREATE TABLE "order" (id INTEGER PRIMARY KEY, "group" TEXT);'
+              'CREATE TABLE line (id INTEGER PRIMARY KEY, "order" INTEGER REFERENCES "order"(id),'
+              ' "limit" REAL);'
+              'INSERT INTO "order" VALUES (1, \'a\'); INSERT INTO line VALUES (1, 1, 2.5);')
+    with open_database(make_db(tmp_path / "kw.sqlite", script)) as db:
+        found = rewrite(db, 'SELECT T1."group", T1."limit" FROM "order" AS T1 '
+                            'JOIN line AS T2 ON T1.id = T2."order"')
+        assert 'T2."limit"' in found.sql
+        assert rows(db, found.sql) == [("a", 2.5)]
+
+
+def test_a_failing_check_or_a_broken_schema_leaves_the_error_and_its_hint(books):
+    sql = "SELECT T1.title FROM author AS T1 JOIN book AS T2 ON T1.id = T2.author_id"
+    error = "no such column: T1.title"
+
+    class Failing:
+        def execute(self, *args, **kwargs):
+            raise RuntimeError("the worker went away")
+
+    hint = hint_with_rewrite(Failing(), error, sql, books.schema)
+    assert hint.startswith("T1 is table author") and "A version that runs" not in hint
+    assert hint_with_rewrite(books, error, sql, object()) is None
+
+    seen = []
+
+    class Recording:
+        def execute(self, sql, *, timeout, max_rows):
+            seen.append((timeout, max_rows))
+            return books.execute(sql, timeout=timeout, max_rows=max_rows)
+
+    assert "A version that runs" in hint_with_rewrite(Recording(), error, sql, books.schema,
+                                                      timeout=30)
+    assert len(seen) == 1 and seen[0][0] <= 2.0 and seen[0][1] == 1
