@@ -36,6 +36,7 @@ from .error_hints import (NO_SUCH_COLUMN, ParsedQuery, explain_error, resolve_na
                           same_name, strip_quotes)
 from .schema import is_plain_name
 
+REWRITE_LEAD = "A version that runs, with"  # how the hint introduces the rewritten query
 MAX_REWRITES = 3      # one query may name several columns with the wrong alias: fix them in turn
 REWRITE_SECONDS = 2.0  # a rewrite is checked by running it, within at most this much time
 _ALIAS_NUMBERED = re.compile(r"^t(\d+)$", re.I)
@@ -50,7 +51,7 @@ class Rewrite:
 
     def sentence(self) -> str:
         """The rewrite as a repair prompt's hint ends with it."""
-        return f"A version that runs, with {'; '.join(self.changes)}: {self.sql}"
+        return f"{REWRITE_LEAD} {'; '.join(self.changes)}: {self.sql}"
 
 
 def rewrite_name_error(error: str | None, sql: str, schema) -> Rewrite | None:

@@ -109,6 +109,25 @@ def test_failed_edited_sql_replaces_the_result_and_gets_a_name_hint(app, app_env
     assert any("from the previous SQL" in w.value for w in app.warning)
 
 
+def test_a_failing_column_offers_a_version_that_runs_and_puts_it_in_the_sql_box(app, app_env):
+    app_env.push("```sql\nSELECT COUNT(*) FROM orders AS T1 WHERE T1.country = 'France'\n```")
+    ask(app, "How many orders came from France?")
+    assert any("no such column: T1.country" in e for e in errors(app))
+    hint = [c.value for c in app.caption if c.value.startswith("Hint:")]
+    assert hint and "Column country is in table customers" in hint[0]
+    assert "A version that runs" not in hint[0]  # said once, below, with the query
+    assert any("A version that runs, with T1.country written T2.country and customers joined"
+               in c.value for c in app.caption)
+    [offer] = [c.value for c in app.code if "JOIN customers AS T2" in c.value]
+    key = sql_key(app)
+    click(app, "rewrite_")
+    assert app.text_area(key=key).value == offer
+    click(app, "run_sql_")
+    assert not errors(app)
+    assert any("Showing the result of your edited SQL" in c.value for c in app.caption)
+    assert app.dataframe[-1].value.iloc[0, 0] > 0
+
+
 def test_annotation_round_trips_and_needs_a_verdict(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
     ask(app, "Top five products by price?", "macsql", use_selector="always")

@@ -4,7 +4,8 @@ CSV download and the run's report.
 It is a fragment: running edited SQL, switching the chart or accepting reruns only this pane,
 never the page above it (and so never the model). Edited SQL runs through the database's safe
 execution layer, which refuses anything but a read-only query and says why; a name error gets
-the same hint an agent's repair step gets. A failed edit replaces the result shown (a table
+the same hint an agent's repair step gets, and where one clear change makes the query run
+(:mod:`agents.name_rewrite`), that query with a button that puts it in the SQL box. A failed edit replaces the result shown (a table
 under the error would look like its result), and a result from SQL other than the box's is
 labelled as such.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.error_hints import execute_with_hint, explain_error
+from agents.name_rewrite import REWRITE_LEAD, Rewrite, runnable_rewrite
 from agents.events import Run
 from agents.outcome import DONE_FAILS, run_outcome
 
@@ -130,9 +132,12 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     elif preview and not preview.get("ok") and run.status != "failed":
         whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
         st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
-    hint = _hint(run, db_key, preview) if preview and not preview.get("ok") else None
-    if hint:
-        st.caption(md_text(f"Hint: {hint}"))
+    if preview and not preview.get("ok"):
+        hint, rewrite = _hint(run, db_key, preview)
+        if hint:
+            st.caption(md_text(f"Hint: {hint}"))
+        if rewrite is not None:
+            _offer_rewrite(rewrite, sql_key)
     _accepted_note(run)
     shown_sql = edited["sql"] if edited else run.final_sql
     if preview and preview.get("ok"):
@@ -150,17 +155,47 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     export_buttons(run, key=f"ask_{run.run_id}")
 
 
-def _hint(run: Run, db_key: str | None, preview: dict) -> str | None:
-    """The name hint of a failing result; the run's own final SQL gets one here too (the engine
-    stores its result without)."""
-    if preview.get("hint") or preview.get("error_class") == "UnsafeSQL":
-        return preview.get("hint")
+def _hint(run: Run, db_key: str | None, preview: dict) -> tuple[str | None, Rewrite | None]:
+    """The name hint of a failing result in words, and a version of the query that runs where
+    one clear change makes it run (:mod:`agents.name_rewrite`). The run's own final SQL gets
+    them here too: the engine stores its result without. The rewrite is looked for once per
+    failing SQL (it runs the candidate, at most 2 s), not on every rerun of the pane."""
+    if preview.get("error_class") == "UnsafeSQL":
+        return preview.get("hint"), None
     db = ui_databases.resolve(db_key)
+    sql = preview.get("sql") or run.final_sql or ""
+    if db is None:
+        return _words(preview.get("hint")), None
     try:
-        return explain_error(preview.get("error"), preview.get("sql") or run.final_sql or "",
-                             db.schema) if db is not None else None
+        hint = explain_error(preview.get("error"), sql, db.schema)
     except Exception:  # a hint is a courtesy; the error above already says what failed
-        return None
+        hint = None
+    found = st.session_state.setdefault("name_rewrites", {})
+    key = (db_key, sql, preview.get("error"))
+    if key not in found:
+        try:
+            found[key] = runnable_rewrite(db, preview.get("error"), sql, db.schema)
+        except Exception:
+            found[key] = None
+    return hint, found[key]
+
+
+def _words(hint: str | None) -> str | None:
+    """A stored hint without the rewritten query at its end (shown apart, with a button)."""
+    return hint.split(" " + REWRITE_LEAD, 1)[0] if hint else hint
+
+
+def _offer_rewrite(rewrite: Rewrite, sql_key: str) -> None:
+    """The query that runs, and a button that puts it in the SQL box (run it from there)."""
+    st.caption(md_text(f"{REWRITE_LEAD} {'; '.join(rewrite.changes)}:"))
+    st.code(format_sql(rewrite.sql), language="sql")
+
+    def use() -> None:
+        st.session_state[sql_key] = format_sql(rewrite.sql)
+
+    st.button("Put this version in the SQL box", key=f"rewrite_{sql_key}", on_click=use,
+              help="Replaces the SQL above with this version; press 'Run edited SQL' to see "
+                   "its result, and judge whether it answers the question.")
 
 
 def _accepted_note(run: Run) -> None:
