@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from agents.database import open_database
-from agents.engine import ParseError, resume_run, run_to_end, start_run
+from agents.engine import ExecLimits, ParseError, resume_run, run_to_end, start_run
 from agents.paths import SAMPLE_DBS
 from agents.pipelines.csma import PIPELINE
 from agents.pipelines.csma import schema_ops as ops
@@ -584,6 +584,40 @@ def test_csma_default_variant_runs_to_sql_that_runs_with_the_embedded_model(samp
         assert run.result["ok"], run.result
     finally:
         db.close()
+
+
+def test_the_checker_is_shown_a_version_that_runs_built_from_its_known_schema(fleet, llm,
+                                                                               scripted_llm):
+    # agent 1 writes cargo_kind on vessels' alias; agent 2, who knows voyages, checks it
+    scripted_llm.push(extraction({"vessels": ["hull_name"]}),
+                      sql_block("SELECT T1.hull_name FROM vessels AS T1 "
+                                "WHERE T1.cargo_kind = 'coal'"),
+                      extraction({"voyages": ["cargo_kind"]}),
+                      verdict("wrong", "cargo_kind is a column of voyages"),
+                      sql_block(GOOD_SQL))
+    run = run_csma(fleet, llm, max_rounds=2)
+    check = run.events[4]
+    assert check.step == "check:2"
+    execution = check.prompt[-1]["content"].split("### Execution", 1)[1]
+    assert ("A version that runs, with T1.cargo_kind written T2.cargo_kind and voyages joined "
+            "as T2 on T1.vessel_id = T2.vessel_id (voyages has the column): SELECT T1.hull_name "
+            "FROM vessels AS T1 JOIN voyages AS T2 ON T1.vessel_id = T2.vessel_id WHERE "
+            "T2.cargo_kind = 'coal'") in execution
+    assert "harbors" not in execution
+
+
+def test_without_hints_the_checker_is_told_the_bare_error(fleet, llm, scripted_llm):
+    scripted_llm.push(extraction({"vessels": ["hull_name"]}),
+                      sql_block("SELECT T1.hull_name FROM vessels AS T1 "
+                                "WHERE T1.cargo_kind = 'coal'"),
+                      extraction({"voyages": ["cargo_kind"]}),
+                      verdict("wrong", "cargo_kind is a column of voyages"),
+                      sql_block(GOOD_SQL))
+    run = run_to_end(start_run(PIPELINE, QUESTION, fleet, llm,
+                               params={"variant": "paper", "max_rounds": 2},
+                               limits=ExecLimits(hints=False)))
+    execution = run.events[4].prompt[-1]["content"].split("### Execution", 1)[1]
+    assert "failed: no such column: T1.cargo_kind" in execution and "Hint:" not in execution
 
 
 def test_the_checker_gets_a_name_hint_from_its_known_schema_only(fleet, llm, scripted_llm):

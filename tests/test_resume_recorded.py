@@ -238,6 +238,13 @@ def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_erro
     assert find("execution_check")(dea) == 1
     assert find("execution_check")(Run(pipeline="deasql", question="q", db_name="d", events=[
         event("execution_check", "execution_check", {"ok": True, "repairs": []})])) is None
+    # CSMA's checks are numbered by their agent; the first told of a name error is the one
+    csma = Run(pipeline="csma", question="q", db_name="d", events=[
+        event("generate:1", "agent_sql", {}),
+        event("check:2", "sql_check", {"execution": "ran without error and returned no rows"}),
+        event("generate:2", "agent_sql", {}),
+        event("check:3", "sql_check", {"execution": "failed: " + failing["error"]})])
+    assert find("check")(csma) == 3
     # the resumed steps' prompt variants, R³'s reviewers' left out
     described = name_error_repairs.prompts_of("fix")(Run(
         pipeline="r3", question="q", db_name="d", events=[

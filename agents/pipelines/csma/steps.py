@@ -14,6 +14,7 @@ from pathlib import Path
 from ...engine import StepContext, StepError
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
+from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...schema import Schema
@@ -108,13 +109,20 @@ def next_round(ctx: StepContext) -> str | None:
     return f"extract:{ops.agent_for_round(data['round'], data['n_agents'])}"
 
 
-def execution_text(result, visible: Schema | None = None) -> str:
+def execution_text(result, visible: Schema | None = None, db=None,
+                   timeout: float = REWRITE_SECONDS) -> str:
     """What the checking agent learns from running the SQL: the error, or the rows' shape.
     Result column names are left out: ``SELECT *`` would spell out columns of unseen tables.
     For the same reason a name error's hint is built from ``visible`` (the agent's known
-    schema), never from the whole database."""
+    schema), never from the whole database, and so is the version of the query that runs
+    (checked on ``db``) which ends it where one clear change makes the query run."""
     if not result.ok:
-        hint = explain_error(result.error, result.sql, visible) if visible is not None else None
+        if visible is None:
+            hint = None
+        elif db is not None:
+            hint = hint_with_rewrite(db, result.error, result.sql, visible, timeout=timeout)
+        else:
+            hint = explain_error(result.error, result.sql, visible)
         return "failed: " + dataclasses.replace(result, hint=hint).feedback()
     if not result.rows:
         return "ran without error and returned no rows"
@@ -238,7 +246,9 @@ def check(ctx: StepContext, agent: int) -> str | None:
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
                    known_tables=list(known), variant=variant(ctx))
     result = ctx.execute(sql)
-    execution = execution_text(result, ops.restrict(ctx.schema, known))
+    # no hint when hints are off for the run (``--no-error-hints``)
+    execution = execution_text(result, ops.restrict(ctx.schema, known)
+                               if ctx.limits.hints else None, ctx.db, ctx.limits.timeout)
     schema_text, fk_text = schema_texts(ctx, known)
     prompt = render(load(str(HERE), "check"), schema=schema_text, foreign_keys=fk_text,
                     question=question_text(ctx), sql=sql, execution=execution)
