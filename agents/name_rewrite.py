@@ -102,8 +102,12 @@ def rewrite_name_error(error: str | None, sql: str, schema) -> Rewrite | None:
             return None
         alias, table, condition = joined
         real = schema.table(table).column(column).name
-        change = (f"{written} written {alias}.{real} and {table} joined as {alias} on "
-                  f"{condition.sql(dialect='sqlite')} ({table} has the column)")
+        on = condition.sql(dialect="sqlite")
+        if qualifier and same_name(alias, qualifier):  # the query named a table it never joined
+            change = f"{table} joined on {on} (the query writes {written} without joining it)"
+        else:
+            change = (f"{written} written {alias}.{real} and {table} joined as {alias} on {on} "
+                      f"({table} has the column)")
     for node in nodes:
         node.set("table", _identifier(alias) if alias else None)
         node.set("this", _identifier(real))

@@ -59,6 +59,14 @@ def test_a_column_of_a_table_the_query_lacks_is_joined_along_its_foreign_key(boo
     assert rows(books, found.sql) == [("Noon", "Norway")]
 
 
+def test_a_table_named_but_never_joined_is_joined(books):
+    found = rewrite(books, "SELECT book.title FROM book WHERE publisher.country = 'Norway'")
+    assert found.sql == ("SELECT book.title FROM book JOIN publisher ON book.publisher_id = "
+                         "publisher.id WHERE publisher.country = 'Norway'")
+    assert found.changes == ("publisher joined on book.publisher_id = publisher.id (the query "
+                             "writes publisher.country without joining it)",)
+
+
 def test_a_bare_column_is_joined_and_qualified_with_the_table_name(books):
     found = rewrite(books, "SELECT title FROM book WHERE country = 'France'")
     assert found.sql == ("SELECT title FROM book JOIN publisher ON book.publisher_id = "
