@@ -143,8 +143,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
     _check_manifest(tmp_path, {**base, "params": today})
     # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
-    # R³'s paper behaviour before its small-model options; a folder of either resumes with
-    # what it ran
+    # R³'s paper behaviour before its small-model options; a folder of each resumes with what
+    # it ran
     r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
                 "fix_prompt": "paper"}
     r3_small = {"writer_style": "direct", "review_prompt": "strict",

@@ -4,8 +4,9 @@ CSV download and the run's report.
 It is a fragment: running edited SQL, switching the chart or accepting reruns only this pane,
 never the page above it (and so never the model). Edited SQL runs through the database's safe
 execution layer, which refuses anything but a read-only query and says why; a name error gets
-the same hint an agent's repair step gets, and where one clear change makes the query run
-(:mod:`agents.name_rewrite`), that query with a button that puts it in the SQL box. A failed edit replaces the result shown (a table
+the same hint an agent's repair step gets; where one clear change makes the query run
+(:mod:`agents.name_rewrite`), the pane also offers that query, with a button that puts it in
+the SQL box. A failed edit replaces the result shown (a table
 under the error would look like its result), and a result from SQL other than the box's is
 labelled as such.
 """
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.error_hints import execute_with_hint, explain_error
-from agents.name_rewrite import REWRITE_LEAD, Rewrite, runnable_rewrite
+from agents.error_hints import explain_error
+from agents.name_rewrite import REWRITE_LEAD, REWRITE_SECONDS, Rewrite, runnable_rewrite
 from agents.events import Run
 from agents.outcome import DONE_FAILS, run_outcome
 
@@ -133,7 +134,7 @@ def answer_pane(run: Run, db_key: str | None) -> None:
         whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
         st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
     if preview and not preview.get("ok"):
-        hint, rewrite = _hint(run, db_key, preview)
+        hint, rewrite = _hint(run, db_key, preview, limits)
         if hint:
             st.caption(md_text(f"Hint: {hint}"))
         if rewrite is not None:
@@ -155,29 +156,33 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     export_buttons(run, key=f"ask_{run.run_id}")
 
 
-def _hint(run: Run, db_key: str | None, preview: dict) -> tuple[str | None, Rewrite | None]:
+def _hint(run: Run, db_key: str | None, preview: dict,
+          limits) -> tuple[str | None, Rewrite | None]:
     """The name hint of a failing result in words, and a version of the query that runs where
     one clear change makes it run (:mod:`agents.name_rewrite`). The run's own final SQL gets
-    them here too: the engine stores its result without. The rewrite is looked for once per
-    failing SQL (it runs the candidate, at most 2 s), not on every rerun of the pane."""
+    them here too: the engine stores its result without. Both are worked out once per failing
+    SQL (the rewrite runs its candidate, within the query time limit and 2 s), not on every
+    rerun of the pane."""
     if preview.get("error_class") == "UnsafeSQL":
         return preview.get("hint"), None
     db = ui_databases.resolve(db_key)
     sql = preview.get("sql") or run.final_sql or ""
     if db is None:
         return _words(preview.get("hint")), None
-    try:
-        hint = explain_error(preview.get("error"), sql, db.schema)
-    except Exception:  # a hint is a courtesy; the error above already says what failed
-        hint = None
     found = st.session_state.setdefault("name_rewrites", {})
     key = (db_key, sql, preview.get("error"))
     if key not in found:
         try:
-            found[key] = runnable_rewrite(db, preview.get("error"), sql, db.schema)
+            hint = explain_error(preview.get("error"), sql, db.schema)
+        except Exception:  # a hint is a courtesy; the error above already says what failed
+            hint = None
+        try:
+            rewrite = runnable_rewrite(db, preview.get("error"), sql, db.schema,
+                                       timeout=min(limits.timeout, REWRITE_SECONDS))
         except Exception:
-            found[key] = None
-    return hint, found[key]
+            rewrite = None
+        found[key] = (hint, rewrite)
+    return found[key]
 
 
 def _words(hint: str | None) -> str | None:
@@ -214,7 +219,8 @@ def _run_edited(run: Run, db_key: str | None, sql: str, limits) -> tuple[str, st
                          "cannot be run.")
     if not sql.strip():
         return "error", "The SQL box is empty."
-    result = execute_with_hint(db, sql, timeout=limits.timeout, max_rows=limits.max_rows)
+    # the hint and the rewrite of a failure are worked out by the pane, once (``_hint``)
+    result = db.execute(sql, timeout=limits.timeout, max_rows=limits.max_rows)
     # a failure replaces the result too: the old table must not pass for this SQL's result
     st.session_state[_edited_key(run)] = {"sql": sql,
                                           "preview": result.preview(rows=limits.max_rows)}

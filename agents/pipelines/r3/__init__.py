@@ -1,18 +1,19 @@
 """R³ (Review-Rebuttal-Revision): a consensus-based multi-agent Text-to-SQL pipeline.
 
-An SQL-Writer drafts the query (chain of thought, or program of thoughts), makes it executable
+An SQL-Writer drafts the query (by default the SQL alone; the paper's chain of thought or
+program of thoughts with ``writer_style``), makes it executable
 with the database's error messages, then n reviewer personas -- proposed by the model for this
 database and this SQL -- comment on the SQL and its result table. The writer rebuts or revises,
 and the loop ends at consensus: the writer returns the same SQL as in the previous round (the
 paper's rule). It also ends when every reviewer approves (``stop_on_approval``, on by default:
 the writer would have nothing to revise, and it saves a model call) or at ``max_rounds``.
 
-The prompts are the paper's (Appendix A.6: CoT writer, PoT writer, invitation) with an answer
-format added. Where the paper is silent or a 1.5B model needs it: the reviewer prompt is written
-from the paper's description (schema, question, SQL, result table, persona); the persona comes
-last instead of in the system prompt, so all reviewers of a round share one cached prompt prefix;
-the invitation's example uses placeholders because a small model copies a concrete example
-verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
+The paper's prompts are kept and selectable (Appendix A.6: CoT writer, PoT writer, invitation),
+with an answer format added. Where the paper is silent or a 1.5B model needs it: the reviewer
+prompt is written from the paper's description (schema, question, SQL, result table, persona);
+the persona comes last instead of in the system prompt, so all reviewers of a round share one
+cached prompt prefix; the invitation's example uses placeholders because a small model copies a
+concrete example verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
 
 Options for small models, chosen from the kinds of failure in the traces and the defaults since
 they measured better than the paper's prompts on both benchmark samples (``bench/README.md``):
