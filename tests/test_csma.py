@@ -586,15 +586,19 @@ def test_csma_default_variant_runs_to_sql_that_runs_with_the_embedded_model(samp
         db.close()
 
 
-def test_the_checker_is_shown_a_version_that_runs_built_from_its_known_schema(fleet, llm,
-                                                                               scripted_llm):
-    # agent 1 writes cargo_kind on vessels' alias; agent 2, who knows voyages, checks it
+def push_cargo_kind_on_vessels(scripted_llm) -> None:
+    """Agent 1 writes cargo_kind on vessels' alias; agent 2, who knows voyages, checks it."""
     scripted_llm.push(extraction({"vessels": ["hull_name"]}),
                       sql_block("SELECT T1.hull_name FROM vessels AS T1 "
                                 "WHERE T1.cargo_kind = 'coal'"),
                       extraction({"voyages": ["cargo_kind"]}),
                       verdict("wrong", "cargo_kind is a column of voyages"),
                       sql_block(GOOD_SQL))
+
+
+def test_the_checker_is_shown_a_version_that_runs_built_from_its_known_schema(fleet, llm,
+                                                                               scripted_llm):
+    push_cargo_kind_on_vessels(scripted_llm)
     run = run_csma(fleet, llm, max_rounds=2)
     check = run.events[4]
     assert check.step == "check:2"
@@ -607,12 +611,7 @@ def test_the_checker_is_shown_a_version_that_runs_built_from_its_known_schema(fl
 
 
 def test_without_hints_the_checker_is_told_the_bare_error(fleet, llm, scripted_llm):
-    scripted_llm.push(extraction({"vessels": ["hull_name"]}),
-                      sql_block("SELECT T1.hull_name FROM vessels AS T1 "
-                                "WHERE T1.cargo_kind = 'coal'"),
-                      extraction({"voyages": ["cargo_kind"]}),
-                      verdict("wrong", "cargo_kind is a column of voyages"),
-                      sql_block(GOOD_SQL))
+    push_cargo_kind_on_vessels(scripted_llm)
     run = run_to_end(start_run(PIPELINE, QUESTION, fleet, llm,
                                params={"variant": "paper", "max_rounds": 2},
                                limits=ExecLimits(hints=False)))

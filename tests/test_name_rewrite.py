@@ -167,20 +167,19 @@ def test_a_join_never_hides_an_outer_alias_or_changes_a_bare_name(books):
                           "AND name = 'Ada')") is None
 
 
-def test_in_a_self_join_the_wrong_alias_keeps_its_own_key(books):
-    found = rewrite(books, "SELECT T1.title FROM book AS T1 JOIN book AS T2 "
-                           "ON T1.author_id = T2.author_id WHERE T2.country = 'Norway' "
-                           "AND T1.id <> T2.id")
-    assert "ON T2.publisher_id = T3.id" in found.sql
-    assert rows(books, found.sql) == [("Dawn",)]
-
-
-def test_a_join_condition_without_a_key_between_its_tables_moves_the_alias(books):
-    found = rewrite(books, "SELECT T3.country FROM author AS T1 JOIN book AS T2 ON T1.id = "
-                           "T2.author_id JOIN publisher AS T3 ON T1.publisher_id = T3.id "
-                           "WHERE T1.name = 'Ben'")
-    assert "ON T2.publisher_id = T3.id" in found.sql
-    assert rows(books, found.sql) == [("Norway",)]
+@pytest.mark.parametrize("sql, join, expected", [
+    # a self-join: the wrong alias (T2) keeps its own key, not T1's
+    ("SELECT T1.title FROM book AS T1 JOIN book AS T2 ON T1.author_id = T2.author_id "
+     "WHERE T2.country = 'Norway' AND T1.id <> T2.id", "ON T2.publisher_id = T3.id", [("Dawn",)]),
+    # a join condition with no key between its two tables: the column's alias moves instead
+    ("SELECT T3.country FROM author AS T1 JOIN book AS T2 ON T1.id = T2.author_id "
+     "JOIN publisher AS T3 ON T1.publisher_id = T3.id WHERE T1.name = 'Ben'",
+     "ON T2.publisher_id = T3.id", [("Norway",)]),
+], ids=["self-join", "join-condition-without-key"])
+def test_the_key_of_the_alias_that_was_written_is_the_one_used(books, sql, join, expected):
+    found = rewrite(books, sql)
+    assert join in found.sql
+    assert rows(books, found.sql) == expected
 
 
 def test_names_that_are_keywords_or_not_plain_words_stay_quoted(tmp_path):
