@@ -36,9 +36,13 @@ MAX_TABLES_LISTED = 60
 CLOSE_MATCH_CUTOFF = 0.6
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
-NO_SUCH_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)", re.I)
-_NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<table>\S+)", re.I)
-_AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>\S+)", re.I)
+# A name runs to the end of SQLite's one-line message (it may hold spaces: ``unit price``), or to
+# the advice newer SQLite versions append to it.
+_NAME_END = r"(?=\s+-\s+should this be\b|[ \t]*(?:\n|$))"
+NO_SUCH_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>[^\n]+?)"
+                            + _NAME_END, re.I)
+_NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<table>[^\n]+?)" + _NAME_END, re.I)
+_AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>[^\n]+?)" + _NAME_END, re.I)
 # Scopes whose columns may name the sources around them: a subquery inside an expression
 # (correlated) and each branch of a set operation (it sees what its enclosing query sees).
 _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)

@@ -48,6 +48,15 @@ def test_a_qualified_column_names_the_aliased_table_and_where_the_column_really_
                     "Column Horsepower is in table cars_data.")
 
 
+def test_a_column_name_with_a_space_is_hinted_whole(tmp_path):
+    script = ('CREATE TABLE sale (id INTEGER PRIMARY KEY, "unit price" REAL);'
+              'CREATE TABLE item (id INTEGER PRIMARY KEY, "unit cost" REAL);')
+    for db in opened(tmp_path / "spaces.sqlite", script):
+        hint = hint_for(db, 'SELECT T1."unit cost" FROM sale AS T1')
+        assert hint.startswith('T1 is table sale, whose columns are: id, unit price.')
+        assert "Column unit cost is in table item." in hint
+
+
 def test_a_misspelt_column_gets_the_closest_spellings_of_its_table(cars):
     hint = hint_for(cars, "SELECT c.horse_power FROM cars_data c")
     assert "c is table cars_data, whose columns are: Id, Horsepower, Weight, Year." in hint

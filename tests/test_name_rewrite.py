@@ -194,6 +194,18 @@ def test_names_that_are_keywords_or_not_plain_words_stay_quoted(tmp_path):
         assert rows(db, found.sql) == [("a", 2.5)]
 
 
+def test_a_name_with_a_space_is_read_whole_from_the_error(tmp_path):
+    script = ('CREATE TABLE item (id INTEGER PRIMARY KEY, "unit name" TEXT);'
+              'CREATE TABLE sale (id INTEGER PRIMARY KEY, item_id INTEGER REFERENCES item(id),'
+              ' "unit price" REAL);'
+              "INSERT INTO item VALUES (1, 'pen'); INSERT INTO sale VALUES (1, 1, 2.5);")
+    with open_database(make_db(tmp_path / "spaces.sqlite", script)) as db:
+        found = rewrite(db, 'SELECT T1."unit name", T1."unit price" FROM item AS T1 '
+                            'JOIN sale AS T2 ON T1.id = T2.item_id')
+        assert 'T2."unit price"' in found.sql
+        assert rows(db, found.sql) == [("pen", 2.5)]
+
+
 def test_a_failing_check_or_a_broken_schema_leaves_the_error_and_its_hint(books):
     sql = "SELECT T1.title FROM author AS T1 JOIN book AS T2 ON T1.id = T2.author_id"
     error = "no such column: T1.title"
