@@ -18,7 +18,8 @@ In the query scope where the name is written (sqlglot's scopes, as for the hint)
   tables: the condition written on that key.
 
 Anything less clear (several tables or keys, an alias bound differently in several parts of the
-query, SQL sqlglot cannot parse) gives no rewrite: it never guesses between readings of the
+query, SQL sqlglot cannot parse) gives no rewrite, and so does a change that would leave a column
+compared with itself (``ON T2.owner_id = T2.owner_id``: it runs, true of every row): it never guesses between readings of the
 question. Whether the rewrite answers the question is for the repair agent to judge;
 :func:`runnable_rewrite` offers one only when SQLite runs it, and says what it changed.
 """
@@ -111,7 +112,21 @@ def rewrite_name_error(error: str | None, sql: str, schema) -> Rewrite | None:
     for node in nodes:
         node.set("table", _identifier(alias) if alias else None)
         node.set("this", _identifier(real))
+    if any(_compares_with_itself(node) for node in nodes):
+        return None
     return Rewrite(sql=query.tree.sql(dialect="sqlite"), changes=(change,))
+
+
+def _compares_with_itself(column: exp.Column) -> bool:
+    """Whether ``column`` now stands on both sides of a comparison (``T2.id = T2.id``): moving
+    it to the alias that has it made a join condition or filter true of every row, which runs
+    but can never be what the query meant."""
+    parent = column.parent
+    if not isinstance(parent, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        return False
+    sides = [parent.this, parent.expression]
+    return all(isinstance(side, exp.Column) for side in sides) and len(
+        {side.sql(dialect="sqlite").casefold() for side in sides}) == 1
 
 
 def _identifier(name: str) -> exp.Identifier:

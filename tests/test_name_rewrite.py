@@ -104,6 +104,16 @@ def test_no_rewrite_where_two_tables_could_be_meant(books):
     assert rewrite_name_error("no such column: T1.nosuch", sql, books.schema) is None
 
 
+def test_no_rewrite_compares_a_column_with_itself(books):
+    # author has no country and no key to publisher: T2.country = T2.country would run, true
+    # of every pair of rows
+    sql = ("SELECT T1.name FROM author AS T1 JOIN publisher AS T2 ON T1.country = T2.country "
+           "WHERE T2.name = 'Quill'")
+    assert rewrite_name_error("no such column: T1.country", sql, books.schema) is None
+    sql = "SELECT T1.name FROM author AS T1, publisher AS T2 WHERE T1.country >= T2.country"
+    assert rewrite_name_error("no such column: T1.country", sql, books.schema) is None
+
+
 def test_no_rewrite_is_offered_when_the_rewritten_query_still_fails(books):
     sql = ("SELECT T1.title FROM author AS T1 JOIN book AS T2 ON T1.id = T2.author_id "
            "WHERE nosuch_function(T1.id)")
