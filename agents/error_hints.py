@@ -37,12 +37,15 @@ CLOSE_MATCH_CUTOFF = 0.6
 ORDINALS = ("first", "second", "third", "fourth", "fifth")
 
 # A name runs to the end of SQLite's one-line message (it may hold spaces: ``unit price``), or to
-# the advice newer SQLite versions append to it.
-_NAME_END = r"(?=\s+-\s+should this be\b|[ \t]*(?:\n|$))"
-NO_SUCH_COLUMN = re.compile(r"no such column:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>[^\n]+?)"
-                            + _NAME_END, re.I)
-_NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<table>[^\n]+?)" + _NAME_END, re.I)
-_AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?P<column>[^\n]+?)" + _NAME_END, re.I)
+# the advice newer SQLite versions append to it; a repair prompt's "\nHint: ..." follows it.
+_NAME = r"(?P<{}>[^\r\n]+?)(?=\s+-\s+should this be\b|[ \t\r]*(?:\n|$))"
+_QUALIFIER = r"(?:(?P<qualifier>[^\s.]+)\.)?"
+NO_SUCH_COLUMN = re.compile(r"no such column:[ \t]*" + _QUALIFIER + _NAME.format("column"), re.I)
+NO_SUCH_TABLE = re.compile(r"no such table:[ \t]*(?:main\.)?" + _NAME.format("table"), re.I)
+AMBIGUOUS_COLUMN = re.compile(
+    r"ambiguous column name:[ \t]*" + _QUALIFIER + _NAME.format("column"), re.I)
+NAME_ERRORS = (NO_SUCH_COLUMN, NO_SUCH_TABLE, AMBIGUOUS_COLUMN)
+
 # Scopes whose columns may name the sources around them: a subquery inside an expression
 # (correlated) and each branch of a set operation (it sees what its enclosing query sees).
 _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
@@ -50,7 +53,7 @@ _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
 
 def is_name_error(error: str | None) -> bool:
     """Whether SQLite's ``error`` names a table or column that is not there (or is ambiguous)."""
-    return bool(error) and any(p.search(error) for p in (NO_SUCH_COLUMN, _NO_TABLE, _AMBIGUOUS))
+    return bool(error) and any(p.search(error) for p in NAME_ERRORS)
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:
@@ -70,10 +73,10 @@ def explain_error(error: str | None, sql: str, schema) -> str | None:
     if match:
         return _no_such_column(strip_quotes(match.group("qualifier")),
                                strip_quotes(match.group("column")), sql, schema)
-    match = _NO_TABLE.search(error)
+    match = NO_SUCH_TABLE.search(error)
     if match:
         return _no_such_table(strip_quotes(match.group("table")), schema)
-    match = _AMBIGUOUS.search(error)
+    match = AMBIGUOUS_COLUMN.search(error)
     if match:
         return _ambiguous(strip_quotes(match.group("column")), sql, schema)
     return None

@@ -18,9 +18,9 @@ In the query scope where the name is written (sqlglot's scopes, as for the hint)
   tables: the condition written on that key.
 
 Anything less clear (several tables or keys, an alias bound differently in several parts of the
-query, SQL sqlglot cannot parse) gives no rewrite, and so does a change that would leave a column
-compared with itself (``ON T2.owner_id = T2.owner_id``: it runs, true of every row): it never guesses between readings of the
-question. Whether the rewrite answers the question is for the repair agent to judge;
+query, SQL sqlglot cannot parse) gives no rewrite: it never guesses between readings of the
+question. Nor does a change that would leave a column compared with itself (``ON T2.owner_id =
+T2.owner_id`` runs, but the same for every row whatever the other table holds). Whether the rewrite answers the question is for the repair agent to judge;
 :func:`runnable_rewrite` offers one only when SQLite runs it, and says what it changed.
 """
 
@@ -118,15 +118,36 @@ def rewrite_name_error(error: str | None, sql: str, schema) -> Rewrite | None:
 
 
 def _compares_with_itself(column: exp.Column) -> bool:
-    """Whether ``column`` now stands on both sides of a comparison (``T2.id = T2.id``): moving
-    it to the alias that has it made a join condition or filter true of every row, which runs
-    but can never be what the query meant."""
-    parent = column.parent
-    if not isinstance(parent, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+    """Whether ``column`` now stands on both sides of a comparison (``T2.id = T2.id``, also
+    inside parentheses, COLLATE, CAST, lower/upper/trim, or as IS, LIKE, GLOB, IN, BETWEEN):
+    moving it to the alias that has it made a join condition or filter the same for every row,
+    whatever the other table holds, which runs but can never be what the query meant."""
+    node = column
+    while isinstance(node.parent, _WRAPPERS) and node.parent.this is node:
+        node = node.parent
+    parent = node.parent
+    if not isinstance(parent, _COMPARISONS):
         return False
-    sides = [parent.this, parent.expression]
-    return all(isinstance(side, exp.Column) for side in sides) and len(
-        {side.sql(dialect="sqlite").casefold() for side in sides}) == 1
+    operands = [parent.this, parent.args.get("expression"), parent.args.get("low"),
+                parent.args.get("high"), *parent.args.get("expressions", [])]
+    return any(_same_column(column, _unwrapped(other)) for other in operands
+               if other is not None and other is not node)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.NullSafeEQ,
+                exp.NullSafeNEQ, exp.Like, exp.ILike, exp.Glob, exp.In, exp.Between)
+_WRAPPERS = (exp.Paren, exp.Collate, exp.Cast, exp.Lower, exp.Upper, exp.Trim)
+
+
+def _unwrapped(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, _WRAPPERS):
+        node = node.this
+    return node
+
+
+def _same_column(a: exp.Column, b: exp.Expression) -> bool:
+    return isinstance(b, exp.Column) and same_name(a.name, b.name) and same_name(
+        a.table or None, b.table or None)
 
 
 def _identifier(name: str) -> exp.Identifier:

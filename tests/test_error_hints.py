@@ -9,7 +9,9 @@ import pytest
 
 from agents.database import open_database
 from agents.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
-from agents.error_hints import explain_error, query_tables
+from agents.error_hints import NAME_ERRORS, explain_error, query_tables
+from agents.pipelines.deasql.execution_check import tables_in_view
+from agents.pipelines.name_context import name_error_context
 from agents.sqlite_functions import SQLITE_WAY
 from dbfactory import make_db
 
@@ -55,6 +57,34 @@ def test_a_column_name_with_a_space_is_hinted_whole(tmp_path):
         hint = hint_for(db, 'SELECT T1."unit cost" FROM sale AS T1')
         assert hint.startswith('T1 is table sale, whose columns are: id, unit price.')
         assert "Column unit cost is in table item." in hint
+
+
+@pytest.mark.parametrize("error, names", [
+    ("no such column: T1.unit price", {"qualifier": "T1", "column": "unit price"}),
+    ("no such column: year\nHint: Table singer has columns: name",
+     {"qualifier": None, "column": "year"}),
+    ("failed: no such column: T2.Course\r\nHint: T2 is table course_arrange",
+     {"qualifier": "T2", "column": "Course"}),
+    ('no such column: "a b" - should this be a string literal in single-quotes?',
+     {"qualifier": None, "column": '"a b"'}),
+    ("no such table: main.order lines", {"table": "order lines"}),
+    ("ambiguous column name: T1.name", {"qualifier": "T1", "column": "name"}),
+])
+def test_a_name_is_read_from_every_form_the_error_arrives_in(error, names):
+    match = next(m for m in (p.search(error) for p in NAME_ERRORS) if m)
+    assert match.groupdict() == names
+    assert not any(p.search("no such column:\nHint: y") for p in NAME_ERRORS)
+
+
+def test_the_repair_prompts_read_a_name_with_a_space_whole(tmp_path):
+    script = ('CREATE TABLE sale (id INTEGER PRIMARY KEY, "unit price" REAL);'
+              'CREATE TABLE item (id INTEGER PRIMARY KEY, "unit cost" REAL);')
+    for db in opened(tmp_path / "spaces.sqlite", script):
+        sql = 'SELECT "unit cost" FROM sale'
+        error = "no such column: unit cost"
+        assert ("unit cost is a column of item, which this SQL does not use"
+                in name_error_context(error, sql, db.schema))
+        assert "item: id, unit cost" in tables_in_view(sql, error, db.schema)
 
 
 def test_a_misspelt_column_gets_the_closest_spellings_of_its_table(cars):

@@ -110,8 +110,15 @@ def test_no_rewrite_compares_a_column_with_itself(books):
     sql = ("SELECT T1.name FROM author AS T1 JOIN publisher AS T2 ON T1.country = T2.country "
            "WHERE T2.name = 'Quill'")
     assert rewrite_name_error("no such column: T1.country", sql, books.schema) is None
-    sql = "SELECT T1.name FROM author AS T1, publisher AS T2 WHERE T1.country >= T2.country"
-    assert rewrite_name_error("no such column: T1.country", sql, books.schema) is None
+    for condition in ("T1.country >= T2.country", "T1.country IS T2.country",
+                      "(T1.country) LIKE T2.country", "T1.country = \"T2\".\"COUNTRY\"",
+                      "lower(T1.country) = lower(T2.country)",
+                      "T1.country COLLATE NOCASE = T2.country", "T1.country IN (T2.country)",
+                      "T1.country BETWEEN T2.country AND 'Z'"):
+        sql = f"SELECT T1.name FROM author AS T1, publisher AS T2 WHERE {condition}"
+        assert rewrite_name_error("no such column: T1.country", sql, books.schema) is None, sql
+    sql = "SELECT T1.name FROM author AS T1, publisher AS T2 WHERE T1.country = 'France'"
+    assert rewrite_name_error("no such column: T1.country", sql, books.schema) is not None
 
 
 def test_no_rewrite_is_offered_when_the_rewritten_query_still_fails(books):

@@ -12,30 +12,24 @@ schema and the query; it never guesses what the question meant.
 
 from __future__ import annotations
 
-import re
-
 import sqlglot
 from sqlglot import exp
 
-from ..error_hints import NO_SUCH_COLUMN, query_tables
+from ..error_hints import NAME_ERRORS, NO_SUCH_COLUMN, query_tables
 
 MAX_OTHER_TABLES = 3
 MAX_KEYS = 8
 
-_NO_TABLE = re.compile(r"no such table:\s*(?:main\.)?(?P<column>\S+)", re.I)
-_AMBIGUOUS = re.compile(r"ambiguous column name:\s*(?:(?P<qualifier>[^\s.]+)\.)?(?P<column>\S+)",
-                        re.I)
 
 
 def name_error_context(error: str | None, sql: str, schema) -> str:
     """The block for a name error in ``sql``, or "" for any other error."""
     if not error or schema is None or not getattr(schema, "tables", None):
         return ""
-    match = next((m for m in (p.search(error) for p in (NO_SUCH_COLUMN, _NO_TABLE, _AMBIGUOUS))
-                  if m), None)
+    match = next((m for m in (p.search(error) for p in NAME_ERRORS) if m), None)
     if match is None:
         return ""
-    missing = _unquote(match.group("column"))
+    missing = _unquote(match.groupdict().get("column") or match.group("table"))
     qualifier = _unquote(match.groupdict().get("qualifier"))
     used = _used_tables(query_tables(sql, schema))
     lines: list[str] = []

@@ -14,10 +14,8 @@ one without the columns it needed.
 
 from __future__ import annotations
 
-import re
-
 from ...engine import StepContext, StepError
-from ...error_hints import query_tables
+from ...error_hints import NO_SUCH_COLUMN, NO_SUCH_TABLE, query_tables
 from ...outputs import ExecutionCheck
 from ...sqltext import same_sql
 from ..repeat_retry import ask_unrepeated
@@ -25,16 +23,15 @@ from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, p
                      table_info, variant)
 
 MAX_TOKENS = 400
-_MISSING = re.compile(r"no such (?:column|table):\s*(?:[^\s.]+\.)?(?P<name>[^\s.]+)", re.I)
 
 
 def tables_in_view(sql: str, error: str | None, schema) -> str:
     """``table: column, ...`` lines for the tables ``sql`` reads and the tables that have the
     name the error says is missing (a column, or a table name that is one of their columns)."""
     names = list(dict.fromkeys(query_tables(sql, schema).values()))
-    match = _MISSING.search(error or "")
+    match = NO_SUCH_COLUMN.search(error or "") or NO_SUCH_TABLE.search(error or "")
     if match:
-        missing = match.group("name").strip("`\"'[]")
+        missing = (match.groupdict().get("column") or match.group("table")).strip("`\"'[]")
         names += [t.name for t in schema.tables if t.column(missing) is not None]
     lines = []
     for name in dict.fromkeys(names):
