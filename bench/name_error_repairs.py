@@ -17,6 +17,13 @@ the cost of the repairs only; runs that never met a name error keep their record
 (:mod:`agents.evaluation.resume_recorded`). It reads the repair from the step's inputs and
 parsed output, so runs recorded before steps had output kinds are found too. Nothing is
 asserted: it is a measurement.
+
+``--pipeline selection`` resumes at the ``candidate`` step before the first ``repair`` shown a
+name error (the repair reads the error and its hint from the candidate's execution).
+
+``--changed-hint`` narrows it to the runs whose recorded hint for that repair differs from the
+one today's code writes for the same SQL and error (say, a rewrite that is no longer offered),
+resumed at the first such repair: the runs a change to the hint can change, and no others.
 """
 
 from __future__ import annotations
@@ -26,15 +33,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agents.database import open_database  # noqa: E402
 from agents.error_hints import is_name_error  # noqa: E402
 from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
+from agents.name_rewrite import hint_with_rewrite  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 
 REPAIR_STEPS = {"macsql": "refiner", "r3": "fix", "deasql": "execution_check",
-                "csma": "check"}
+                "csma": "check", "selection": "repair"}
 # A repair step that reads the error from the execution step before it resumes from that one.
-READS_ERROR_FROM = {"fix": "execute"}
+READS_ERROR_FROM = {"fix": "execute", "repair": "candidate"}
 
 
 def repaired_error(event) -> str:
@@ -52,17 +61,33 @@ def repaired_error(event) -> str:
     return str((event.inputs or {}).get("error") or "")
 
 
-def first_name_error_repair(step: str):
-    """The finder of a run's first ``step`` that repaired a name error."""
+def first_name_error_repair(step: str, changed_hint: bool = False):
+    """The finder of a run's first ``step`` that repaired a name error (with ``changed_hint``,
+    the first whose recorded hint is not the one today's code writes)."""
     def find(run: Run) -> int | None:
-        index = next((i for i, event in enumerate(run.events)
-                      if event.step.partition(":")[0] == step  # CSMA's check:2 is a check
-                      and is_name_error(repaired_error(event))), None)
+        repairs = (i for i, event in enumerate(run.events)
+                   if event.step.partition(":")[0] == step  # CSMA's check:2 is a check
+                   and is_name_error(repaired_error(event)))
+        if changed_hint:
+            repairs = (i for i in repairs if hint_changed(run, run.events[i]))
+        index = next(repairs, None)
         source = READS_ERROR_FROM.get(step)
-        if index is not None and source and index > 0 and run.events[index - 1].step == source:
+        if (index is not None and source and index > 0
+                and run.events[index - 1].step.partition(":")[0] == source):
             return index - 1
         return index
     return find
+
+
+def hint_changed(run: Run, event) -> bool:
+    """Whether today's hint for the SQL and error ``event`` repaired differs from the one it
+    recorded (checked on the run's database, read-only)."""
+    parsed = event.parsed or {}
+    sql, error = parsed.get("sql_before"), parsed.get("error")
+    if not sql or not error or not run.db_path:
+        return False
+    with open_database(run.db_path) as db:
+        return hint_with_rewrite(db, error, sql, db.schema) != parsed.get("hint")
 
 
 def prompts_of(step: str):
@@ -78,8 +103,10 @@ def prompts_of(step: str):
 
 def main(argv: list[str] | None = None) -> int:
     pipeline, rest = leading_option(argv, "--pipeline", sorted(REPAIR_STEPS), __doc__)
+    changed_hint = "--changed-hint" in rest
+    rest = [arg for arg in rest if arg != "--changed-hint"]
     step = REPAIR_STEPS[pipeline]
-    return resume_main(rest, get_pipeline(pipeline), first_name_error_repair(step),
+    return resume_main(rest, get_pipeline(pipeline), first_name_error_repair(step, changed_hint),
                        prompts_of(step), __doc__.split("\n\n")[0])
 
 

@@ -253,6 +253,43 @@ def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_erro
     assert described == {"prompts": ["tables"]}
 
 
+def test_a_selection_repair_resumes_at_its_candidate_and_only_where_the_hint_changed(
+        name_error_repairs, tmp_path):
+    """The repair reads the error from its candidate's execution, so the run resumes at that
+    candidate; with ``changed_hint`` only a repair whose recorded hint today's code would not
+    write again counts (here: a rewrite comparing a column with itself, no longer offered)."""
+    from agents.events import Run
+    from agents.name_rewrite import hint_with_rewrite
+    script = ("CREATE TABLE owner (owner_id INTEGER PRIMARY KEY, city TEXT);"
+              "CREATE TABLE pro (pro_id INTEGER PRIMARY KEY, city TEXT);"
+              "INSERT INTO owner VALUES (1, 'West'); INSERT INTO pro VALUES (1, 'West');")
+    path = str(make_db(tmp_path / "vets.sqlite", script))
+    self_join = "SELECT T1.city FROM pro AS T1 JOIN owner AS T2 ON T1.owner_id = T2.owner_id"
+    qualified = "SELECT T1.city FROM owner AS T2 JOIN pro AS T1 ON T2.owner_id = T1.pro_id " \
+                "WHERE T1.owner_id = 1"
+    with open_database(path) as db:
+        error = db.execute(self_join).error
+        today = hint_with_rewrite(db, error, self_join, db.schema)
+        moved = hint_with_rewrite(db, error, qualified, db.schema)
+    assert "A version that runs" not in today and "A version that runs" in moved
+    old = today + " A version that runs, with T1.owner_id written T2.owner_id: ..."
+
+    def repair(sql, hint):
+        return event("repair:writer", "sql_repair", {"status": "repaired", "sql_before": sql,
+                                                     "sql_after": "B", "error": error,
+                                                     "hint": hint})
+
+    run = Run(pipeline="selection", question="q", db_name="vets", db_path=path, events=[
+        event("ground", "value_matches", {}), event("candidate:cot", "candidate", {}),
+        repair(qualified, moved), event("candidate:writer", "candidate", {}),
+        repair(self_join, old), event("vote", "candidate_vote", {})])
+    find = name_error_repairs.first_name_error_repair
+    assert find("repair")(run) == 1  # the first name-error repair, at its candidate
+    assert find("repair", changed_hint=True)(run) == 3  # the one whose hint is not today's
+    run.events[4] = repair(self_join, today)
+    assert find("repair", changed_hint=True)(run) is None
+
+
 def test_a_selection_run_with_its_decomposer_written_again_is_voted_on_again(
         db_path, llm, scripted_llm, recandidate):
     """Recorded with the paper's Decomposer prompt: its wrong candidate ties with the writer's
