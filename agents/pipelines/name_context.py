@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..error_hints import NAME_ERRORS, NO_SUCH_COLUMN, query_tables
+from ..error_hints import NAME_ERRORS, NO_SUCH_COLUMN, NO_SUCH_TABLE, query_tables
 
 MAX_OTHER_TABLES = 3
 MAX_KEYS = 8
@@ -58,7 +58,7 @@ def name_error_context(error: str | None, sql: str, schema) -> str:
         lines.append(f"{column} is a column of {table}, which this SQL does not use: join it if "
                      f"the question needs it. {table} has the columns: "
                      f"{', '.join(schema.column_names(table))}")
-    if not owners and match.re is _NO_TABLE and schema.table(missing) is None:
+    if not owners and match.re is NO_SUCH_TABLE and schema.table(missing) is None:
         lines.append(f"There is no table {missing}: the tables are "
                      f"{', '.join(schema.table_names())}.")
     keys = _keys(schema, list(used) + [t for t in owners if t not in used][:MAX_OTHER_TABLES])
