@@ -199,28 +199,28 @@ def test_the_key_of_the_alias_that_was_written_is_the_one_used(books, sql, join,
     assert rows(books, found.sql) == expected
 
 
-def test_names_that_are_keywords_or_not_plain_words_stay_quoted(tmp_path):
-    script = ('CREATE TABLE "order" (id INTEGER PRIMARY KEY, "group" TEXT);'
-              'CREATE TABLE line (id INTEGER PRIMARY KEY, "order" INTEGER REFERENCES "order"(id),'
-              ' "limit" REAL);'
-              'INSERT INTO "order" VALUES (1, \'a\'); INSERT INTO line VALUES (1, 1, 2.5);')
-    with open_database(make_db(tmp_path / "kw.sqlite", script)) as db:
-        found = rewrite(db, 'SELECT T1."group", T1."limit" FROM "order" AS T1 '
-                            'JOIN line AS T2 ON T1.id = T2."order"')
-        assert 'T2."limit"' in found.sql
-        assert rows(db, found.sql) == [("a", 2.5)]
-
-
-def test_a_name_with_a_space_is_read_whole_from_the_error(tmp_path):
-    script = ('CREATE TABLE item (id INTEGER PRIMARY KEY, "unit name" TEXT);'
-              'CREATE TABLE sale (id INTEGER PRIMARY KEY, item_id INTEGER REFERENCES item(id),'
-              ' "unit price" REAL);'
-              "INSERT INTO item VALUES (1, 'pen'); INSERT INTO sale VALUES (1, 1, 2.5);")
-    with open_database(make_db(tmp_path / "spaces.sqlite", script)) as db:
-        found = rewrite(db, 'SELECT T1."unit name", T1."unit price" FROM item AS T1 '
-                            'JOIN sale AS T2 ON T1.id = T2.item_id')
-        assert 'T2."unit price"' in found.sql
-        assert rows(db, found.sql) == [("pen", 2.5)]
+@pytest.mark.parametrize("script, sql, moved, expected", [
+    # names that are keywords or not plain words stay quoted
+    ('CREATE TABLE "order" (id INTEGER PRIMARY KEY, "group" TEXT);'
+     'CREATE TABLE line (id INTEGER PRIMARY KEY, "order" INTEGER REFERENCES "order"(id),'
+     ' "limit" REAL);'
+     'INSERT INTO "order" VALUES (1, \'a\'); INSERT INTO line VALUES (1, 1, 2.5);',
+     'SELECT T1."group", T1."limit" FROM "order" AS T1 JOIN line AS T2 ON T1.id = T2."order"',
+     'T2."limit"', [("a", 2.5)]),
+    # a name with a space is read whole from SQLite's message
+    ('CREATE TABLE item (id INTEGER PRIMARY KEY, "unit name" TEXT);'
+     'CREATE TABLE sale (id INTEGER PRIMARY KEY, item_id INTEGER REFERENCES item(id),'
+     ' "unit price" REAL);'
+     "INSERT INTO item VALUES (1, 'pen'); INSERT INTO sale VALUES (1, 1, 2.5);",
+     'SELECT T1."unit name", T1."unit price" FROM item AS T1 JOIN sale AS T2 '
+     'ON T1.id = T2.item_id', 'T2."unit price"', [("pen", 2.5)]),
+])
+def test_names_that_are_keywords_or_hold_spaces_stay_whole_and_quoted(tmp_path, script, sql,
+                                                                      moved, expected):
+    with open_database(make_db(tmp_path / "names.sqlite", script)) as db:
+        found = rewrite(db, sql)
+        assert moved in found.sql
+        assert rows(db, found.sql) == expected
 
 
 def test_a_failing_check_or_a_broken_schema_leaves_the_error_and_its_hint(books):
