@@ -53,7 +53,17 @@ _SEES_OUTER = (ScopeType.SUBQUERY, ScopeType.SET_OPERATION)
 
 def is_name_error(error: str | None) -> bool:
     """Whether SQLite's ``error`` names a table or column that is not there (or is ambiguous)."""
-    return bool(error) and any(p.search(error) for p in NAME_ERRORS)
+    return name_error_match(error) is not None
+
+
+def name_error_match(error: str | None, patterns=NAME_ERRORS) -> re.Match | None:
+    """The match of the first of ``patterns`` that reads a name from ``error``, or None."""
+    return next((m for m in (p.search(error or "") for p in patterns) if m), None)
+
+
+def missing_name(match: re.Match) -> str:
+    """The column or table name a :func:`name_error_match` read, as SQLite wrote it."""
+    return match.groupdict().get("column") or match.group("table")
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:

@@ -20,8 +20,9 @@ In the query scope where the name is written (sqlglot's scopes, as for the hint)
 Anything less clear (several tables or keys, an alias bound differently in several parts of the
 query, SQL sqlglot cannot parse) gives no rewrite: it never guesses between readings of the
 question. Nor does a change that would leave a column compared with itself (``ON T2.owner_id =
-T2.owner_id`` runs, but the same for every row whatever the other table holds). Whether the rewrite answers the question is for the repair agent to judge;
-:func:`runnable_rewrite` offers one only when SQLite runs it, and says what it changed.
+T2.owner_id`` runs, but the same for every row whatever the other table holds). Whether the
+rewrite answers the question is for the repair agent to judge; :func:`runnable_rewrite` offers
+one only when SQLite runs it, and says what it changed.
 """
 
 from __future__ import annotations

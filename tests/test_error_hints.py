@@ -9,7 +9,7 @@ import pytest
 
 from agents.database import open_database
 from agents.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
-from agents.error_hints import NAME_ERRORS, explain_error, query_tables
+from agents.error_hints import explain_error, name_error_match, query_tables
 from agents.pipelines.deasql.execution_check import tables_in_view
 from agents.pipelines.name_context import name_error_context
 from agents.sqlite_functions import SQLITE_WAY
@@ -71,9 +71,8 @@ def test_a_column_name_with_a_space_is_hinted_whole(tmp_path):
     ("ambiguous column name: T1.name", {"qualifier": "T1", "column": "name"}),
 ])
 def test_a_name_is_read_from_every_form_the_error_arrives_in(error, names):
-    match = next(m for m in (p.search(error) for p in NAME_ERRORS) if m)
-    assert match.groupdict() == names
-    assert not any(p.search("no such column:\nHint: y") for p in NAME_ERRORS)
+    assert name_error_match(error).groupdict() == names
+    assert name_error_match("no such column:\nHint: y") is None
 
 
 def test_the_repair_prompts_read_a_name_with_a_space_whole(tmp_path):

@@ -15,21 +15,21 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..error_hints import NAME_ERRORS, NO_SUCH_COLUMN, NO_SUCH_TABLE, query_tables
+from ..error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_error_match,
+                           query_tables)
 
 MAX_OTHER_TABLES = 3
 MAX_KEYS = 8
-
 
 
 def name_error_context(error: str | None, sql: str, schema) -> str:
     """The block for a name error in ``sql``, or "" for any other error."""
     if not error or schema is None or not getattr(schema, "tables", None):
         return ""
-    match = next((m for m in (p.search(error) for p in NAME_ERRORS) if m), None)
+    match = name_error_match(error)
     if match is None:
         return ""
-    missing = _unquote(match.groupdict().get("column") or match.group("table"))
+    missing = _unquote(missing_name(match))
     qualifier = _unquote(match.groupdict().get("qualifier"))
     used = _used_tables(query_tables(sql, schema))
     lines: list[str] = []

@@ -15,7 +15,8 @@ one without the columns it needed.
 from __future__ import annotations
 
 from ...engine import StepContext, StepError
-from ...error_hints import NO_SUCH_COLUMN, NO_SUCH_TABLE, query_tables
+from ...error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_error_match,
+                            query_tables)
 from ...outputs import ExecutionCheck
 from ...sqltext import same_sql
 from ..repeat_retry import ask_unrepeated
@@ -29,9 +30,9 @@ def tables_in_view(sql: str, error: str | None, schema) -> str:
     """``table: column, ...`` lines for the tables ``sql`` reads and the tables that have the
     name the error says is missing (a column, or a table name that is one of their columns)."""
     names = list(dict.fromkeys(query_tables(sql, schema).values()))
-    match = NO_SUCH_COLUMN.search(error or "") or NO_SUCH_TABLE.search(error or "")
+    match = name_error_match(error, (NO_SUCH_COLUMN, NO_SUCH_TABLE))
     if match:
-        missing = (match.groupdict().get("column") or match.group("table")).strip("`\"'[]")
+        missing = missing_name(match).strip("`\"'[]")
         names += [t.name for t in schema.tables if t.column(missing) is not None]
     lines = []
     for name in dict.fromkeys(names):
