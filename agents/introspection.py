@@ -165,7 +165,8 @@ def table_examples(conn: sqlite3.Connection, table: Table, seconds: float) -> li
 
 def table_count(conn: sqlite3.Connection, table: Table, seconds: float) -> tuple[int, bool]:
     """(row count, estimated): exact when counting fits in ``seconds``, else ``max(rowid)``
-    (-1 when even that is unknown: a view, a WITHOUT ROWID table)."""
+    (-1 when even that is unknown: a view, a WITHOUT ROWID table). A table with no rowid at all
+    is known to be empty: 0, exact."""
     name = quote_identifier(table.name)
     if seconds > 0:
         try:
@@ -178,7 +179,7 @@ def table_count(conn: sqlite3.Connection, table: Table, seconds: float) -> tuple
     try:  # the largest rowid: a few page reads, and the count itself unless rows were deleted
         with Deadline(conn, ROWID_SECONDS):
             top = conn.execute(f"SELECT max(rowid) FROM {name}").fetchone()[0]
-        return int(top or 0), True
+        return (0, False) if top is None else (int(top), True)
     except sqlite3.Error:
         return -1, True
 

@@ -19,6 +19,13 @@ The lookup is bounded, because it runs before every question on databases of any
 - Every query goes through :meth:`Database.execute` (read-only, a short timeout, a row cap),
   and the whole lookup, index building included, has a time budget; what the budget or a
   timeout cut short is reported in :attr:`Grounding.skipped`, never silently dropped.
+- Empty tables are not indexed (they store no value), so on a database with many of them the
+  column cap is spent on tables that hold data.
+- A lookup may be limited to some tables (``tables=``): a pipeline whose schema was cut to fit
+  the model's context grounds the question in the tables its writers see. Their columns are
+  searched even where the database-wide cap left them out: those beyond it are indexed by the
+  lookup itself, within its budget, and kept in a second, bounded cache (least recently used
+  first out). A match in a table the writers cannot see would only invite a query naming it.
 
 Matches come in four kinds, best first: ``exact``, ``case-insensitive`` (extra spaces are
 ignored too, as in a stored 'Paris ' with a trailing space), ``prefix`` (the phrase
@@ -34,6 +41,7 @@ import re
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 
 from .question_phrases import KINDS, Phrase, fold, question_phrases
@@ -161,34 +169,78 @@ class ValueIndex:
         self.columns: list[_ColumnValues] = []
         self.failed: list[dict] = []
         self.unsearchable: set[str] = set()  # tables whose direct scan ran out of time
-        columns = text_columns(schema, limits.scan_rows)
-        self.pending: list[tuple[str, str, bool]] = columns[:limits.max_columns]
+        self.all_columns = text_columns(schema, limits.scan_rows)
+        self.pending: list[tuple[str, str, bool]] = self.all_columns[:limits.max_columns]
         self.capped = [{"table": t, "column": c, "reason": "column cap"}
-                       for t, c, _ in columns[limits.max_columns:]]
+                       for t, c, _ in self.all_columns[limits.max_columns:]]
+        # columns beyond the cap that table-limited lookups indexed, least recently used first
+        self.extra: OrderedDict[tuple[str, str], _ColumnValues] = OrderedDict()
 
     def fill(self, db, deadline: float) -> None:
         """Index pending columns, one bounded query each, until ``deadline``."""
-        limits = self.limits
         while self.pending:
             left = deadline - time.perf_counter()
             if left <= 0.01:
                 return
-            table, column, small = self.pending.pop(0)
-            name = quote_identifier(column)
-            sql = (f"SELECT DISTINCT v FROM (SELECT {name} AS v FROM {quote_identifier(table)} "
-                   f"LIMIT {limits.scan_rows}) WHERE typeof(v) = 'text' AND length(v) BETWEEN "
-                   f"1 AND {limits.max_value_chars} LIMIT {limits.values_per_column + 1}")
-            result = db.execute(sql, timeout=min(limits.query_timeout, left),
-                                max_rows=limits.values_per_column)
-            if not result.ok:
-                reason = "timeout" if result.error_class == "Timeout" else "error"
-                self.failed.append({"table": table, "column": column, "reason": reason})
+            values = self._draw(db, *self.pending.pop(0), left)
+            if values is not None:
+                self.columns.append(values)
+
+    def columns_of(self, db, tables, deadline: float) -> tuple[list[_ColumnValues], list[dict]]:
+        """The indexed columns of ``tables`` (names, any case), indexing those still missing
+        until ``deadline``; and the columns of theirs left unsearched, with the reason."""
+        wanted = {name.casefold() for name in tables}
+        indexed = {(v.table, v.column): v for v in self.columns}
+        failed = {(f["table"], f["column"]): f for f in self.failed}
+        pending = {(t, c) for t, c, _ in self.pending}
+        found: list[_ColumnValues] = []
+        skipped: list[dict] = []
+        for table, column, small in self.all_columns:
+            key = (table, column)
+            if table.casefold() not in wanted:
                 continue
-            values = _ColumnValues(table, column, complete=small and not result.truncated)
-            for (value,) in result.rows:
-                values.add(value)
-            values.seal()
-            self.columns.append(values)
+            if key in indexed:
+                found.append(indexed[key])
+            elif key in self.extra:
+                self.extra.move_to_end(key)
+                found.append(self.extra[key])
+            elif key in failed:
+                skipped.append(failed[key])
+            elif (left := deadline - time.perf_counter()) <= 0.01:
+                skipped.append({"table": table, "column": column, "reason": "budget"})
+            elif (values := self._draw(db, table, column, small, left)) is None:
+                skipped.append(self.failed[-1])
+            else:
+                found.append(values)
+                if key in pending:  # within the cap: the database-wide index takes it
+                    self.pending.remove((table, column, small))
+                    self.columns.append(values)
+                else:
+                    self.extra[key] = values
+                    while len(self.extra) > self.limits.max_columns:
+                        self.extra.popitem(last=False)
+        return found, skipped
+
+    def _draw(self, db, table: str, column: str, small: bool,
+              left: float) -> _ColumnValues | None:
+        """One column's distinct short values (one bounded query); None, recorded in
+        :attr:`failed`, when the query fails or times out."""
+        limits = self.limits
+        name = quote_identifier(column)
+        sql = (f"SELECT DISTINCT v FROM (SELECT {name} AS v FROM {quote_identifier(table)} "
+               f"LIMIT {limits.scan_rows}) WHERE typeof(v) = 'text' AND length(v) BETWEEN "
+               f"1 AND {limits.max_value_chars} LIMIT {limits.values_per_column + 1}")
+        result = db.execute(sql, timeout=min(limits.query_timeout, left),
+                            max_rows=limits.values_per_column)
+        if not result.ok:
+            reason = "timeout" if result.error_class == "Timeout" else "error"
+            self.failed.append({"table": table, "column": column, "reason": reason})
+            return None
+        values = _ColumnValues(table, column, complete=small and not result.truncated)
+        for (value,) in result.rows:
+            values.add(value)
+        values.seal()
+        return values
 
     def skipped(self) -> list[dict]:
         return self.failed + [{"table": t, "column": c, "reason": "budget"}
@@ -201,11 +253,14 @@ def text_columns(schema, scan_rows: int = GroundingLimits.scan_rows
 
     TEXT-affinity columns, and untyped or NUMERIC ones whose example values are text; never
     identifier-named columns or foreign-key columns (their values are another table's keys).
-    Views are left out: they show the values of their tables. Smaller tables come first.
+    Views are left out: they show the values of their tables. So are tables known to be empty:
+    they store no value, and coming first by size they would take the whole column cap of a
+    database holding many of them. Smaller tables come first.
     """
     foreign = {(fk.table.casefold(), fk.column.casefold()) for fk in schema.foreign_keys}
     found = []
-    for table in sorted((t for t in schema.tables if not t.is_view),
+    for table in sorted((t for t in schema.tables if not t.is_view and not (
+                            t.row_count == 0 and not t.row_count_estimated)),
                         key=lambda t: t.row_count if t.row_count >= 0 else float("inf")):
         small = 0 <= table.row_count <= scan_rows and not table.row_count_estimated
         for column in table.columns:
@@ -238,8 +293,10 @@ def value_index(db, limits: GroundingLimits | None = None) -> ValueIndex:
 
 
 # -- the lookup -----------------------------------------------------------------------------------
-def ground_question(db, question: str, limits: GroundingLimits | None = None) -> Grounding:
-    """Values stored in ``db`` that the question's phrases name, within ``limits``.
+def ground_question(db, question: str, limits: GroundingLimits | None = None,
+                    tables=None) -> Grounding:
+    """Values stored in ``db`` that the question's phrases name, within ``limits``; only in
+    ``tables`` (names) when given.
 
     ``db`` is a :class:`~agents.database.Database`; nothing is written to it.
     """
@@ -252,9 +309,13 @@ def ground_question(db, question: str, limits: GroundingLimits | None = None) ->
     if phrases:
         index = value_index(db, limits)
         with index.lock:
-            index.fill(db, deadline)
-            columns = list(index.columns)
-            grounding.skipped.extend(index.skipped())
+            if tables is None:
+                index.fill(db, deadline)
+                columns = list(index.columns)
+                grounding.skipped.extend(index.skipped())
+            else:
+                columns, skipped = index.columns_of(db, tables, deadline)
+                grounding.skipped.extend(skipped)
             found = [m for values in columns for m in _indexed_matches(values, phrases, limits)]
             partial: dict[str, list[_ColumnValues]] = {}
             for values in columns:

@@ -16,6 +16,12 @@ keep every table their gold query reads (under its merged name), the schema toke
 on average, come from another database than the question's (look-alikes the model may take
 for the right one).
 
+With ``--grounding`` it also reports, at the adopted floor, what value grounding shows the
+writers of ``selection`` (whose ``ground`` step runs after retrieval): the question's phrases
+looked up in the tables retrieval kept, as the pipeline does, and for comparison in the whole
+database -- matches, questions with any, matches in a table the writers cannot see, and how
+many of the gold queries' string literals (``'France'``) are among the matches in a kept table.
+
 Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
 Nothing is asserted: it is a measurement.
 """
@@ -72,6 +78,33 @@ def gold_tables(sql: str) -> set[str]:
     return {t.name.lower() for t in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Table)}
 
 
+def gold_literals(sql: str) -> set[str]:
+    return {lit.this.casefold() for lit in sqlglot.parse_one(sql, read="sqlite").find_all(
+        exp.Literal) if lit.is_string}
+
+
+def grounding_report(db, asked: list[tuple]) -> dict:
+    """What value grounding finds for each (question, kept tables), searching the kept tables
+    (``selection``'s ``ground`` step) and, for comparison, the whole database."""
+    report = {}
+    for where in ("kept tables", "whole database"):
+        matches = questions = outside = literals = found = 0
+        for q, kept in asked:
+            tables = sorted(kept) if where == "kept tables" else None
+            grounding = ground_question(db, q.question, tables=tables)
+            in_kept = [m for m in grounding.matches if m.table.casefold() in kept]
+            matches += len(grounding.matches)
+            questions += bool(grounding.matches)
+            outside += len(grounding.matches) - len(in_kept)
+            wanted = gold_literals(q.gold_sql)
+            literals += len(wanted)
+            found += len(wanted & {m.value.casefold() for m in in_kept})
+        report[where] = {"matches": matches, "questions_with_a_match": questions,
+                         "matches_outside_kept_tables": outside,
+                         "gold_literals": literals, "gold_literals_found_in_kept_tables": found}
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="a database built by bench/merge_spider.py")
@@ -84,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="share of its best foreign-key neighbour's score a table gains "
                              f"(the adopted one: {NEIGHBOUR_SHARE}; 0: none)")
     parser.add_argument("--pipeline", default="baseline")
+    parser.add_argument("--grounding", action="store_true",
+                        help="also report what value grounding shows the writers (at the "
+                             "adopted floor)")
     args = parser.parse_args(argv)
     db = open_database(args.db)
     pipeline = get_pipeline(args.pipeline)
@@ -118,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
             "tokens_p90": tokens[int(0.9 * (len(tokens) - 1))], "tokens_max": tokens[-1],
             "tables_p50": statistics.median(tables),
             "other_database_tables_mean": round(statistics.mean(others), 1)}
+    if args.grounding:
+        asked = []
+        for q, ranking, budget in ranked:
+            order = over_floor(ranking, RELATIVE_FLOOR)
+            result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
+            asked.append((q, {name.casefold() for name in result.selection}))
+        report["grounding"] = grounding_report(db, asked)
     print(json.dumps(report, indent=1))
     return 0
 

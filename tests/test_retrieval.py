@@ -243,6 +243,31 @@ def test_no_pipeline_sends_a_prompt_over_the_context(pipeline, wide):
         assert run.final_sql and run.result["ok"]
 
 
+def test_stored_values_are_found_among_a_thousand_empty_tables_in_the_tables_kept(wide):
+    """999 empty tables hold no value and take no place in the value index's column cap, so
+    'France' in singer.country reaches the ranking; the selection pipeline's value grounding
+    then searches the tables retrieval kept, the ones its writers see, and only those."""
+    from agents.pipelines.selection import PIPELINE
+
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        run = run_to_end(start_run(PIPELINE, QUESTION, wide, client(server, n_ctx=CONTEXT)))
+        assert run.status == "done", run.error
+        retrieval, ground = run.events[:2]
+        assert "singer.country = 'France'" in retrieval.output.values
+        kept = {row["table"] for row in retrieval.output.kept}
+        assert ground.step == "ground" and set(ground.inputs["tables"]) == kept
+        matches = ground.parsed["matches"]
+        assert {m["table"] for m in matches} <= kept
+        assert ("singer", "country", "France") in {(m["table"], m["column"], m["value"])
+                                                   for m in matches}
+        assert ground.parsed["columns_searched"] < 40 and not ground.parsed["skipped"]
+        assert ground.parsed["tables"] == len(kept)
+        assert f"text column(s) of the {len(kept)} table(s) kept" in ground.output.where()
+        writers = [last_user_message(r) for r in server.requests]
+        assert writers and all("singer.country = 'France'" in w for w in writers)
+
+
 def test_the_whole_schema_would_not_have_fitted(wide):
     with ScriptedLLM(context_size=CONTEXT) as server:
         server.when(lambda req: True, answer)

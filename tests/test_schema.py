@@ -176,12 +176,15 @@ def test_counts_fall_back_to_an_estimate_when_time_runs_out():
     conn.executescript(SHOP_SQL + """
         CREATE TABLE keyed (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
         INSERT INTO keyed VALUES ('a', 1);
+        CREATE TABLE nothing_yet (id INTEGER PRIMARY KEY, label TEXT);
         DELETE FROM orders WHERE order_id = 11;""")
     install_guards(conn)
     schema = introspect(conn, "shop", budget_seconds=0)
     orders = schema.table("orders")
     assert orders.row_count_estimated and orders.row_count == 12  # max(rowid), not the count 2
     assert orders.row_count_label == "≈12"
+    empty = schema.table("nothing_yet")  # no rowid at all: known to be empty
+    assert empty.row_count == 0 and not empty.row_count_estimated
     keyed = schema.table("keyed")
     assert keyed.row_count == -1 and keyed.row_count_label == "unknown"
     assert schema.table("big_spenders").row_count == -1

@@ -218,3 +218,73 @@ def test_a_table_whose_scan_times_out_is_reported_and_not_scanned_again(music):
     # without the timeout the same scan finds it
     g = ground_question(CountingDatabase(music), "Which singers are from France?", limits)
     assert ("singer", "country", "France", "France", "exact") in found(g)
+
+
+# -- many tables: empty ones, the column cap, a lookup limited to some tables -------------------
+CITIES = ["Lyon", "Porto", "Oslo", "Bergen", "Quito", "Lima", "Dakar", "Accra", "Hanoi", "Perth",
+          "Cusco", "Tromso"]
+
+
+def _many_tables(path, empty: int, filled: int):
+    """``empty`` tables with no row, then ``filled`` tables: ``place_i`` stores ``CITIES[i]``."""
+    statements = [f"CREATE TABLE empty_{i} (id INTEGER PRIMARY KEY, label TEXT, note TEXT);"
+                  for i in range(empty)]
+    for i in range(filled):
+        statements.append(f"CREATE TABLE place_{i} (id INTEGER PRIMARY KEY, town TEXT);")
+        statements.append(f"INSERT INTO place_{i} (town) VALUES ('{CITIES[i]}');")
+    return open_database(make_db(path, "\n".join(statements)))
+
+
+def test_empty_tables_take_no_place_in_the_column_cap(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=40, filled=3)
+    try:
+        assert {t for t, _, _ in text_columns(db.schema)} == {"place_0", "place_1", "place_2"}
+        # 80 text columns of empty tables would have filled a cap of 10 on their own
+        g = ground_question(db, "Which place is in Oslo?", GroundingLimits(max_columns=10))
+        assert found(g) == [("place_2", "town", "Oslo", "Oslo", "exact")]
+        assert g.skipped == []
+    finally:
+        db.close()
+
+
+def test_a_lookup_limited_to_some_tables_searches_them_past_the_cap_and_nothing_else(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=12)
+    try:
+        limits = GroundingLimits(max_columns=4)  # place_0 .. place_3 make the database's index
+        counting = CountingDatabase(db)
+        whole = ground_question(counting, "Which places are in Perth or Porto?", limits)
+        assert found(whole) == [("place_1", "town", "Porto", "Porto", "exact")]
+        assert {"table": "place_9", "column": "town", "reason": "column cap"} in whole.skipped
+        # the tables a pipeline's writers see: place_9 is searched although past the cap,
+        # place_1 is not searched although it holds a match
+        g = ground_question(counting, "Which places are in Perth or Porto?", limits,
+                            tables=["PLACE_9", "place_10"])
+        assert found(g) == [("place_9", "town", "Perth", "Perth", "exact")]
+        assert g.columns_searched == 2 and g.skipped == []
+        drawn = len(counting.queries)
+        again = ground_question(counting, "Is there a place in Cusco?", limits,
+                                tables=["place_10"])
+        assert found(again) == [("place_10", "town", "Cusco", "Cusco", "exact")]
+        assert len(counting.queries) == drawn  # kept from the lookup before
+        index = value_index(counting, limits)
+        assert len(index.columns) == 4  # the database-wide index is not widened
+        for i in range(4, 12):  # more tables past the cap than it holds: the oldest leave
+            ground_question(counting, f"Is there a place in {CITIES[i]}?", limits,
+                            tables=[f"place_{i}"])
+        assert list(index.extra) == [(f"place_{i}", "town") for i in range(8, 12)]
+    finally:
+        db.close()
+
+
+def test_a_limited_lookup_reports_the_columns_its_budget_left_out(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=3)
+    try:
+        g = ground_question(db, "Which place is in Porto?", GroundingLimits(budget_seconds=0),
+                            tables=["place_1", "place_2"])
+        assert g.matches == []
+        assert g.skipped == [{"table": "place_1", "column": "town", "reason": "budget"},
+                             {"table": "place_2", "column": "town", "reason": "budget"}]
+        g = ground_question(db, "Which place is in Porto?", tables=["place_1", "no_such"])
+        assert found(g) == [("place_1", "town", "Porto", "Porto", "exact")]
+    finally:
+        db.close()

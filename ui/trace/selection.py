@@ -27,8 +27,7 @@ def render_value_matches(found: ValueMatches) -> None:
                         for m in found.matches])
     else:
         st.markdown("No stored value matches the question's words.")
-    bits = [f"{len(found.phrases)} phrase(s) looked up in {found.columns_searched} text "
-            f"column(s)"]
+    bits = [f"{len(found.phrases)} phrase(s) looked up in {found.where()}"]
     if found.seconds is not None:
         bits.append(f"{found.seconds:.2f} s")
     if found.dropped:

@@ -13,7 +13,10 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
 
 - ``ground`` (Value grounding): the question's words and literals looked up, within a time
   budget, among the values stored in the database (:mod:`agents.value_grounding`); what it
-  finds is shown to every generator with the question. Off with ``value_grounding=false``.
+  finds is shown to every generator with the question. When the Schema Retriever cut the
+  schema to fit, only the tables it kept are searched: the writers see no other, and a value
+  found elsewhere would invite a query naming a table they cannot see. Off with
+  ``value_grounding=false``.
 - ``candidate:<name>``: one generator writes a candidate, which is executed (see
   :mod:`.generators` for the writers: ``writer``, ``decomposer``, ``cot``, ``fewshot``, and
   ``sample1..N``, the writer's prompt at a higher temperature).

@@ -16,6 +16,7 @@ from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...sqltext import same_sql
+from ...step_context import RETRIEVED_SCHEMA
 from ...value_grounding import ground_question
 from ..r3 import steps as r3_steps
 from .generators import WithParams, generator_for, grounded_evidence, plan, priority
@@ -67,14 +68,18 @@ def leading_sql(data: dict, params: dict) -> str | None:
 
 
 def ground(ctx: StepContext) -> str:
-    """Value grounding: the question's words and literals looked up in the stored values."""
-    grounding = ground_question(ctx.db, ctx.question)
+    """Value grounding: the question's words and literals looked up in the stored values --
+    in the tables the Schema Retriever kept when the schema was cut to fit, the only ones the
+    writers see."""
+    tables = [t.name for t in ctx.schema.tables] if ctx.data.get(RETRIEVED_SCHEMA) else None
+    grounding = ground_question(ctx.db, ctx.question, tables=tables)
     ctx.data["grounding"] = grounding.to_dict()
-    ctx.set_inputs(phrases=grounding.phrases)
+    ctx.set_inputs(phrases=grounding.phrases, **({"tables": tables} if tables else {}))
     ctx.set_output(ValueMatches(matches=[m.to_dict() for m in grounding.matches],
                                 phrases=grounding.phrases, skipped=grounding.skipped,
                                 columns_searched=grounding.columns_searched,
-                                dropped=grounding.dropped, seconds=round(grounding.seconds, 3)))
+                                dropped=grounding.dropped, seconds=round(grounding.seconds, 3),
+                                tables=len(tables) if tables else None))
     return f"candidate:{ctx.data['plan'][0]}"
 
 
