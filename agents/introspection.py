@@ -165,8 +165,8 @@ def table_examples(conn: sqlite3.Connection, table: Table, seconds: float) -> li
 
 def table_count(conn: sqlite3.Connection, table: Table, seconds: float) -> tuple[int, bool]:
     """(row count, estimated): exact when counting fits in ``seconds``, else ``max(rowid)``
-    (-1 when even that is unknown: a view, a WITHOUT ROWID table). A table with no rowid at all
-    is known to be empty: 0, exact."""
+    (-1 when even that is unknown: a view, a WITHOUT ROWID table). A table found to hold no
+    row at all (one page read) is 0, exact, whatever the time left for counting."""
     name = quote_identifier(table.name)
     if seconds > 0:
         try:
@@ -176,11 +176,17 @@ def table_count(conn: sqlite3.Connection, table: Table, seconds: float) -> tuple
             pass
     if table.is_view:
         return -1, True
+    try:  # an empty table is known at its first page, with or without a rowid
+        with Deadline(conn, ROWID_SECONDS):
+            if not conn.execute(f"SELECT EXISTS (SELECT 1 FROM {name})").fetchone()[0]:
+                return 0, False
+    except sqlite3.Error:
+        pass
     try:  # the largest rowid: a few page reads, and the count itself unless rows were deleted
         with Deadline(conn, ROWID_SECONDS):
             top = conn.execute(f"SELECT max(rowid) FROM {name}").fetchone()[0]
-        return (0, False) if top is None else (int(top), True)
-    except sqlite3.Error:
+        return int(top or 0), True
+    except (sqlite3.Error, TypeError, ValueError):  # no rowid, or a column named rowid
         return -1, True
 
 

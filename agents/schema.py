@@ -100,7 +100,7 @@ class ForeignKey:
 class Table:
     name: str
     columns: list[Column] = field(default_factory=list)
-    row_count: int = 0  # -1 when unknown
+    row_count: int = -1  # -1 when unknown (never counted); 0 only for a table counted empty
     primary_key: list[str] = field(default_factory=list)
     is_view: bool = False
     row_count_estimated: bool = False  # True when counting took too long and this is max(rowid)

@@ -21,11 +21,14 @@ The lookup is bounded, because it runs before every question on databases of any
   timeout cut short is reported in :attr:`Grounding.skipped`, never silently dropped.
 - Empty tables are not indexed (they store no value), so on a database with many of them the
   column cap is spent on tables that hold data.
-- A lookup may be limited to some tables (``tables=``): a pipeline whose schema was cut to fit
-  the model's context grounds the question in the tables its writers see. Their columns are
-  searched even where the database-wide cap left them out: those beyond it are indexed by the
-  lookup itself, within its budget, and kept in a second, bounded cache (least recently used
-  first out). A match in a table the writers cannot see would only invite a query naming it.
+- A lookup may be limited to some tables, or some of their columns (``tables=``): a pipeline
+  whose schema was cut to fit the model's context grounds the question in what its writers
+  see. Those columns are searched even where the database-wide cap left them out: the lookup
+  indexes them itself, within its budget, and keeps them in a second, bounded cache (least
+  recently used first out). A match the writers cannot see would only invite a query naming
+  a table or column missing from their prompt.
+- A column whose query fails or times out is reported and not tried again; one whose query was
+  cut short by the lookup's own deadline is reported as ``budget`` and drawn by a later lookup.
 
 Matches come in four kinds, best first: ``exact``, ``case-insensitive`` (extra spaces are
 ignored too, as in a stored 'Paris ' with a trailing space), ``prefix`` (the phrase
@@ -48,6 +51,7 @@ from .question_phrases import KINDS, Phrase, fold, question_phrases
 from .schema import quote_identifier, sql_name
 
 HOWS = ("exact", "case-insensitive", "prefix", "fuzzy")  # best first
+BUDGET = "budget"  # why a column was not searched: the lookup's time ran out
 # Identifier columns (id, singer_id, id_number, MakeId, StuID): keys, not words of a question.
 _ID_NAME = re.compile(r"(?i:(^|_)id(_|\Z))|[a-z0-9](Id|ID)\Z")
 _TEXT_TYPE = re.compile(r"CHAR|CLOB|TEXT", re.IGNORECASE)
@@ -182,14 +186,23 @@ class ValueIndex:
             left = deadline - time.perf_counter()
             if left <= 0.01:
                 return
-            values = self._draw(db, *self.pending.pop(0), left)
-            if values is not None:
-                self.columns.append(values)
+            table, column, small = self.pending[0]
+            drawn = self._draw(db, table, column, small, left)
+            if drawn == BUDGET:  # the deadline, not the column: it is drawn another time
+                return
+            self.pending.pop(0)
+            if isinstance(drawn, _ColumnValues):
+                self.columns.append(drawn)
 
     def columns_of(self, db, tables, deadline: float) -> tuple[list[_ColumnValues], list[dict]]:
-        """The indexed columns of ``tables`` (names, any case), indexing those still missing
-        until ``deadline``; and the columns of theirs left unsearched, with the reason."""
-        wanted = {name.casefold() for name in tables}
+        """The indexed columns of ``tables``, indexing those still missing until ``deadline``;
+        and the columns of theirs left unsearched, with the reason.
+
+        ``tables`` names tables (any case), or maps each to the names of the columns to search
+        (the columns a pipeline's prompts show of it)."""
+        wanted = ({name.casefold(): {c.casefold() for c in columns}
+                   for name, columns in tables.items()} if isinstance(tables, dict)
+                  else {name.casefold(): None for name in tables})
         indexed = {(v.table, v.column): v for v in self.columns}
         failed = {(f["table"], f["column"]): f for f in self.failed}
         pending = {(t, c) for t, c, _ in self.pending}
@@ -197,7 +210,8 @@ class ValueIndex:
         skipped: list[dict] = []
         for table, column, small in self.all_columns:
             key = (table, column)
-            if table.casefold() not in wanted:
+            shown = wanted.get(table.casefold(), ())
+            if shown is not None and column.casefold() not in shown:
                 continue
             if key in indexed:
                 found.append(indexed[key])
@@ -207,35 +221,44 @@ class ValueIndex:
             elif key in failed:
                 skipped.append(failed[key])
             elif (left := deadline - time.perf_counter()) <= 0.01:
-                skipped.append({"table": table, "column": column, "reason": "budget"})
-            elif (values := self._draw(db, table, column, small, left)) is None:
-                skipped.append(self.failed[-1])
-            else:
-                found.append(values)
-                if key in pending:  # within the cap: the database-wide index takes it
+                skipped.append({"table": table, "column": column, "reason": BUDGET})
+            elif not isinstance(drawn := self._draw(db, table, column, small, left),
+                                _ColumnValues):
+                skipped.append(failed.get(key) or {"table": table, "column": column,
+                                                   "reason": drawn})
+                if drawn != BUDGET and key in pending:
                     self.pending.remove((table, column, small))
-                    self.columns.append(values)
-                else:
-                    self.extra[key] = values
-                    while len(self.extra) > self.limits.max_columns:
-                        self.extra.popitem(last=False)
+            elif key in pending:  # within the cap: the database-wide index takes it
+                found.append(drawn)
+                self.pending.remove((table, column, small))
+                self.columns.append(drawn)
+            else:
+                found.append(drawn)
+                self.extra[key] = drawn
+                while len(self.extra) > self.limits.max_columns:
+                    self.extra.popitem(last=False)
         return found, skipped
 
     def _draw(self, db, table: str, column: str, small: bool,
-              left: float) -> _ColumnValues | None:
-        """One column's distinct short values (one bounded query); None, recorded in
-        :attr:`failed`, when the query fails or times out."""
+              left: float) -> "_ColumnValues | str":
+        """One column's distinct short values (one bounded query), or why there are none:
+        ``"timeout"`` or ``"error"`` (recorded in :attr:`failed`, not tried again), or
+        ``"budget"`` when the query ran out of the lookup's time before its own timeout (not
+        recorded: the column is drawn again by a later lookup)."""
         limits = self.limits
+        timeout = min(limits.query_timeout, left)
         name = quote_identifier(column)
         sql = (f"SELECT DISTINCT v FROM (SELECT {name} AS v FROM {quote_identifier(table)} "
                f"LIMIT {limits.scan_rows}) WHERE typeof(v) = 'text' AND length(v) BETWEEN "
                f"1 AND {limits.max_value_chars} LIMIT {limits.values_per_column + 1}")
-        result = db.execute(sql, timeout=min(limits.query_timeout, left),
-                            max_rows=limits.values_per_column)
+        result = db.execute(sql, timeout=timeout, max_rows=limits.values_per_column)
         if not result.ok:
-            reason = "timeout" if result.error_class == "Timeout" else "error"
+            timed_out = result.error_class == "Timeout"
+            if timed_out and timeout < limits.query_timeout:
+                return BUDGET
+            reason = "timeout" if timed_out else "error"
             self.failed.append({"table": table, "column": column, "reason": reason})
-            return None
+            return reason
         values = _ColumnValues(table, column, complete=small and not result.truncated)
         for (value,) in result.rows:
             values.add(value)
@@ -243,8 +266,10 @@ class ValueIndex:
         return values
 
     def skipped(self) -> list[dict]:
-        return self.failed + [{"table": t, "column": c, "reason": "budget"}
-                              for t, c, _ in self.pending] + self.capped
+        failed = {(f["table"], f["column"]) for f in self.failed}
+        return self.failed + [{"table": t, "column": c, "reason": BUDGET}
+                              for t, c, _ in self.pending] + [
+            c for c in self.capped if (c["table"], c["column"]) not in failed]
 
 
 def text_columns(schema, scan_rows: int = GroundingLimits.scan_rows

@@ -177,14 +177,20 @@ def test_counts_fall_back_to_an_estimate_when_time_runs_out():
         CREATE TABLE keyed (k TEXT PRIMARY KEY, v) WITHOUT ROWID;
         INSERT INTO keyed VALUES ('a', 1);
         CREATE TABLE nothing_yet (id INTEGER PRIMARY KEY, label TEXT);
+        CREATE TABLE own_rowid (rowid TEXT, label TEXT);
+        INSERT INTO own_rowid VALUES (NULL, 'a'), ('x', 'b');
+        CREATE TABLE keyed_empty (k TEXT PRIMARY KEY) WITHOUT ROWID;
         DELETE FROM orders WHERE order_id = 11;""")
     install_guards(conn)
     schema = introspect(conn, "shop", budget_seconds=0)
     orders = schema.table("orders")
     assert orders.row_count_estimated and orders.row_count == 12  # max(rowid), not the count 2
     assert orders.row_count_label == "≈12"
-    empty = schema.table("nothing_yet")  # no rowid at all: known to be empty
-    assert empty.row_count == 0 and not empty.row_count_estimated
+    for name in ("nothing_yet", "keyed_empty"):  # no row at all: known, not estimated
+        empty = schema.table(name)
+        assert empty.row_count == 0 and not empty.row_count_estimated
+    own = schema.table("own_rowid")  # its own "rowid" column hides the real one: not empty
+    assert own.row_count == -1 and own.row_count_estimated
     keyed = schema.table("keyed")
     assert keyed.row_count == -1 and keyed.row_count_label == "unknown"
     assert schema.table("big_spenders").row_count == -1

@@ -288,3 +288,64 @@ def test_a_limited_lookup_reports_the_columns_its_budget_left_out(tmp_path):
         assert found(g) == [("place_1", "town", "Porto", "Porto", "exact")]
     finally:
         db.close()
+
+
+class FailingColumn(CountingDatabase):
+    """Every query drawing ``place_1``'s values fails."""
+
+    def execute(self, sql, **limits):
+        self.queries.append(sql)
+        if '"place_1"' in sql:
+            return ExecResult(ok=False, sql=sql, error="disk I/O error",
+                              error_class="OperationalError")
+        return self.db.execute(sql, **limits)
+
+
+def test_a_column_that_fails_is_reported_once_and_not_drawn_again(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=6)
+    try:
+        failing, limits = FailingColumn(db), GroundingLimits(max_columns=4)
+        g = ground_question(failing, "Is there a place in Porto?", limits, tables=["place_1"])
+        assert g.matches == [] and g.skipped == [
+            {"table": "place_1", "column": "town", "reason": "error"}]
+        g = ground_question(failing, "Is there a place in Oslo?", limits)
+        assert found(g) == [("place_2", "town", "Oslo", "Oslo", "exact")]
+        assert [s for s in g.skipped if s["table"] == "place_1"] == [
+            {"table": "place_1", "column": "town", "reason": "error"}]
+        assert sum('"place_1"' in q for q in failing.queries) == 1
+    finally:
+        db.close()
+
+
+class SlowUnderShortTimeouts(CountingDatabase):
+    """A draw given less than its full timeout runs out of time, as a slow table would."""
+
+    def execute(self, sql, timeout=None, **limits):
+        self.queries.append(sql)
+        if timeout is not None and timeout < GroundingLimits.query_timeout:
+            return ExecResult(ok=False, sql=sql, error="interrupted", error_class="Timeout")
+        return self.db.execute(sql, timeout=timeout, **limits)
+
+
+def test_a_draw_cut_short_by_the_lookups_budget_is_tried_again_later(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=3)
+    try:
+        slow = SlowUnderShortTimeouts(db)
+        g = ground_question(slow, "Is there a place in Porto?", GroundingLimits(budget_seconds=0.2),
+                            tables=["place_1"])
+        assert g.skipped == [{"table": "place_1", "column": "town", "reason": "budget"}]
+        g = ground_question(slow, "Is there a place in Porto?", tables=["place_1"])
+        assert found(g) == [("place_1", "town", "Porto", "Porto", "exact")] and not g.skipped
+    finally:
+        db.close()
+
+
+def test_a_limited_lookup_searches_only_the_columns_shown_of_a_table(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=3)
+    try:
+        shown = ground_question(db, "Is there a place in Porto?", tables={"place_1": ["town"]})
+        assert found(shown) == [("place_1", "town", "Porto", "Porto", "exact")]
+        hidden = ground_question(db, "Is there a place in Porto?", tables={"place_1": ["id"]})
+        assert hidden.matches == [] and hidden.columns_searched == 0
+    finally:
+        db.close()

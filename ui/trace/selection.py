@@ -33,7 +33,9 @@ def render_value_matches(found: ValueMatches) -> None:
     if found.dropped:
         bits.append(f"{found.dropped} further match(es) left out")
     if found.skipped:
-        bits.append(f"{len(found.skipped)} column(s) or step(s) not searched within the budget")
+        reasons = sorted({str(s.get("reason", "")).split(" (")[0] for s in found.skipped} - {""})
+        bits.append(f"{len(found.skipped)} column(s) or step(s) not searched"
+                    + (f" ({', '.join(reasons)})" if reasons else ""))
     st.caption(" · ".join(bits))
 
 

@@ -29,11 +29,11 @@ class ValueMatches(Output):
     skipped: list[dict] = field(default_factory=list)
     dropped: int = 0
     seconds: float | None = None
-    tables: int | None = None  # when only the tables the Schema Retriever kept were searched
+    tables_kept: int | None = None  # when only the tables the Schema Retriever kept were searched
 
     def where(self) -> str:
         """The columns looked in: ``12 text column(s) of the 5 table(s) kept``."""
-        kept = f" of the {self.tables} table(s) kept" if self.tables is not None else ""
+        kept = f" of the {self.tables_kept} table(s) kept" if self.tables_kept is not None else ""
         return f"{self.columns_searched} text column(s){kept}"
 
     def text_lines(self) -> list[str]:

@@ -69,17 +69,19 @@ def leading_sql(data: dict, params: dict) -> str | None:
 
 def ground(ctx: StepContext) -> str:
     """Value grounding: the question's words and literals looked up in the stored values --
-    in the tables the Schema Retriever kept when the schema was cut to fit, the only ones the
-    writers see."""
-    tables = [t.name for t in ctx.schema.tables] if ctx.data.get(RETRIEVED_SCHEMA) else None
-    grounding = ground_question(ctx.db, ctx.question, tables=tables)
+    in the tables and columns the Schema Retriever kept when the schema was cut to fit, the
+    only ones the writers see."""
+    kept = ({t.name: t.column_names() for t in ctx.schema.tables}
+            if ctx.data.get(RETRIEVED_SCHEMA) is not None else None)
+    grounding = ground_question(ctx.db, ctx.question, tables=kept)
     ctx.data["grounding"] = grounding.to_dict()
-    ctx.set_inputs(phrases=grounding.phrases, **({"tables": tables} if tables else {}))
+    ctx.set_inputs(phrases=grounding.phrases, **({"tables": list(kept)} if kept is not None
+                                                 else {}))
     ctx.set_output(ValueMatches(matches=[m.to_dict() for m in grounding.matches],
                                 phrases=grounding.phrases, skipped=grounding.skipped,
                                 columns_searched=grounding.columns_searched,
                                 dropped=grounding.dropped, seconds=round(grounding.seconds, 3),
-                                tables=len(tables) if tables else None))
+                                tables_kept=len(kept) if kept is not None else None))
     return f"candidate:{ctx.data['plan'][0]}"
 
 
