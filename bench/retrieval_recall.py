@@ -18,9 +18,9 @@ for the right one).
 
 With ``--grounding`` it also reports, at the adopted floor, what value grounding shows the
 writers of ``selection`` (whose ``ground`` step runs after retrieval): the question's phrases
-looked up in the tables retrieval kept, as the pipeline does, and for comparison in the whole
-database -- matches, questions with any, matches in a table the writers cannot see, and how
-many of the gold queries' string literals (``'France'``) are among the matches in a kept table.
+looked up in the columns retrieval kept, as the pipeline does, and for comparison in the whole
+database -- matches, questions with any, matches in a column the writers cannot see, and how
+many of the gold queries' string literals (``'France'``) are among the matches they can see.
 
 Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
 Nothing is asserted: it is a measurement.
@@ -84,15 +84,19 @@ def gold_literals(sql: str) -> set[str]:
 
 
 def grounding_report(db, asked: list[tuple]) -> dict:
-    """What value grounding finds for each (question, kept tables), searching the kept tables
-    (``selection``'s ``ground`` step) and, for comparison, the whole database."""
+    """What value grounding finds for each (question, kept schema), searching the kept tables'
+    kept columns (``selection``'s ``ground`` step) and, for comparison, the whole database."""
     report = {}
     for where in ("kept tables", "whole database"):
         matches = questions = outside = literals = found = 0
         for q, kept in asked:
-            tables = sorted(kept) if where == "kept tables" else None
+            shown = {(t.name.casefold(), c.casefold()) for t in kept.tables
+                     for c in t.column_names()}
+            tables = {t.name: t.column_names() for t in kept.tables} \
+                if where == "kept tables" else None
             grounding = ground_question(db, q.question, tables=tables)
-            in_kept = [m for m in grounding.matches if m.table.casefold() in kept]
+            in_kept = [m for m in grounding.matches
+                       if (m.table.casefold(), m.column.casefold()) in shown]
             matches += len(grounding.matches)
             questions += bool(grounding.matches)
             outside += len(grounding.matches) - len(in_kept)
@@ -100,8 +104,8 @@ def grounding_report(db, asked: list[tuple]) -> dict:
             literals += len(wanted)
             found += len(wanted & {m.value.casefold() for m in in_kept})
         report[where] = {"matches": matches, "questions_with_a_match": questions,
-                         "matches_outside_kept_tables": outside,
-                         "gold_literals": literals, "gold_literals_found_in_kept_tables": found}
+                         "matches_the_writers_cannot_see": outside, "gold_literals": literals,
+                         "gold_literals_found_where_the_writers_see": found}
     return report
 
 
@@ -159,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         for q, ranking, budget in ranked:
             order = over_floor(ranking, RELATIVE_FLOOR)
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
-            asked.append((q, {name.casefold() for name in result.selection}))
+            asked.append((q, db.schema.subset(result.selection)))
         report["grounding"] = grounding_report(db, asked)
     print(json.dumps(report, indent=1))
     return 0
