@@ -40,7 +40,7 @@ QUESTION_COPIES = 2      # a prompt may hold the question twice (asked, then res
 # fifth fewer tables from another source database (14.8 / 13.8 against 18.3 / 18.2 a question);
 # 0.4 cut those to 11.1 / 9.8 but lost the tables of 3 / 1 more questions on the merged file.
 # (Those figures predate stored values reaching the ranking on the distractor file, whose empty
-# tables used to fill the value index: with values, 96 / 95 and 14.4 / 13.4 at 0.35.)
+# tables used to fill the value index: with values, 96 / 94 and 14.4 / 13.2 at 0.35.)
 RELATIVE_FLOOR = 0.35
 SHOWN_DROPPED = 30       # best-ranked dropped tables named in the output
 GROUNDING = GroundingLimits(budget_seconds=1.5)
