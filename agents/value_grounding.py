@@ -222,21 +222,20 @@ class ValueIndex:
                 skipped.append(failed[key])
             elif (left := deadline - time.perf_counter()) <= 0.01:
                 skipped.append({"table": table, "column": column, "reason": BUDGET})
-            elif not isinstance(drawn := self._draw(db, table, column, small, left),
-                                _ColumnValues):
-                skipped.append(failed.get(key) or {"table": table, "column": column,
-                                                   "reason": drawn})
-                if drawn != BUDGET and key in pending:
-                    self.pending.remove((table, column, small))
-            elif key in pending:  # within the cap: the database-wide index takes it
-                found.append(drawn)
-                self.pending.remove((table, column, small))
-                self.columns.append(drawn)
             else:
+                drawn = self._draw(db, table, column, small, left)
+                if drawn != BUDGET and key in pending:  # drawn, or failed for good
+                    self.pending.remove((table, column, small))
+                if not isinstance(drawn, _ColumnValues):
+                    skipped.append({"table": table, "column": column, "reason": drawn})
+                    continue
                 found.append(drawn)
-                self.extra[key] = drawn
-                while len(self.extra) > self.limits.max_columns:
-                    self.extra.popitem(last=False)
+                if key in pending:  # within the cap: the database-wide index takes it
+                    self.columns.append(drawn)
+                else:
+                    self.extra[key] = drawn
+                    while len(self.extra) > self.limits.max_columns:
+                        self.extra.popitem(last=False)
         return found, skipped
 
     def _draw(self, db, table: str, column: str, small: bool,
