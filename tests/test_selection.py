@@ -250,6 +250,67 @@ def test_a_failing_candidate_is_repaired_from_its_error_and_the_hint(db, llm, sc
     assert result.final_sql == FRANCE_ALIASED  # the writer's repaired SQL represents the group
 
 
+def repaired_in_turns(*sqls: str):
+    """A repair reply by attempt: the first repair answers ``sqls[0]``, the second ``sqls[1]``
+    (a repair's conversation grows by two messages an attempt)."""
+    return lambda req: sql_block(sqls[min((len(req["messages"]) - 3) // 2, len(sqls) - 1)])
+
+
+def test_a_repair_failing_on_another_error_is_repaired_again_in_the_same_conversation(
+        db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(FRANCE),
+           repair=repaired_in_turns(WRONG_COLUMN, FRANCE_ALIASED))
+    result = run(db, llm, generators="writer,decomposer", samples=0, repair_attempts=2)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "repair:writer", "candidate:decomposer",
+        "vote"]
+    first, second = result.events[2], result.events[3]
+    assert first.parsed["attempt"] == 1 and "attempt" not in first.inputs
+    assert first.parsed["sql_after"] == WRONG_COLUMN and not first.execution["ok"]
+    assert "another error" in " ".join(first.notes)
+    assert second.parsed["attempt"] == 2 and second.inputs["attempt"] == 2
+    assert second.parsed["error"] == "no such column: singer_name"
+    assert second.parsed["sql_before"] == WRONG_COLUMN and second.execution["ok"]
+    # the second repair continues the first one's conversation: the candidate, the first
+    # error, the first repair, then the new error
+    request = requests_for(scripted_llm, R3_EXEC_ERROR)[-1]
+    assert [m["role"] for m in request["messages"]] == [
+        "user", "assistant", "user", "assistant", "user"]
+    assert WRONG_TABLE in request["messages"][1]["content"]
+    assert "no such table: singers" in request["messages"][2]["content"]
+    assert WRONG_COLUMN in request["messages"][3]["content"]
+    assert "no such column: singer_name" in request["messages"][4]["content"]
+    assert result.events[-1].parsed["outcome"] == "decisive"
+    assert result.final_sql == FRANCE_ALIASED
+
+    # resumed at the second repair, the conversation is rebuilt from the run's state
+    resumed = run_to_end(resume_run(PIPELINE, result, 3, db, llm))
+    assert resumed.status == "done" and resumed.final_sql == FRANCE_ALIASED
+    assert requests_for(scripted_llm, R3_EXEC_ERROR)[-1]["messages"] == request["messages"]
+
+
+def test_the_same_error_again_ends_the_repairs(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(FRANCE),
+           repair=sql_block("SELECT name FROM singers"))
+    result = run(db, llm, generators="writer,decomposer", samples=0, repair_attempts=3)
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:decomposer", "vote"]
+    assert "takes no part in the vote" in " ".join(result.events[2].notes)
+    assert result.final_sql == FRANCE
+
+
+def test_one_repair_by_default_whatever_the_next_error(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(FRANCE),
+           repair=repaired_in_turns(WRONG_COLUMN, FRANCE_ALIASED))
+    result = run(db, llm, generators="writer,decomposer", samples=0)
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:decomposer", "vote"]
+    assert len(requests_for(scripted_llm, R3_EXEC_ERROR)) == 1
+    assert result.final_sql == FRANCE
+
+
 ONE_STEP = "If one SQL query can answer the [Question], write it as Sub question 1 and stop"
 
 
@@ -421,7 +482,7 @@ def test_candidates_the_new_order_leaves_out_still_count_last():
 def test_the_step_graph_is_declared():
     assert PIPELINE.edges() == [
         ("retrieve", "ground"), ("retrieve", "candidate"), ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
-        ("candidate", "vote"), ("repair", "candidate"), ("repair", "vote"),
+        ("candidate", "vote"), ("repair", "repair"), ("repair", "candidate"), ("repair", "vote"),
         ("vote", "select"), ("vote", END), ("select", END)]
     assert {s.name for s in PIPELINE.steps if s.takes_arg} == {"candidate", "repair"}
 

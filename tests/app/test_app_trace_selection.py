@@ -25,6 +25,8 @@ RIGHT_TOO = ("SELECT COUNT(customer_id) FROM customers AS c WHERE c.segment = 'S
              "AND c.country = 'Germany'")
 GERMANS = "SELECT COUNT(*) FROM customers WHERE country = 'Germany'"
 GERMANS_TOO = "SELECT COUNT(*) FROM customers AS T1 WHERE T1.country = 'Germany'"
+WRONG_TABLE = ("SELECT COUNT(*) FROM customer WHERE country = 'Germany' "
+               "AND segment = 'Small Business'")
 REASONING = "Candidate A also filters on the segment the question names."
 
 
@@ -75,6 +77,17 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm, params=params))
             assert run.status == "done", run.error
             runs[name] = [e.to_dict() for e in run.events]
+        # the writer's first repair fails on another name, and a second repair is allowed
+        server.clear()
+        server.when(lambda req: R3_EXEC_ERROR in str(req["messages"][-1]["content"]),
+                    lambda req: f"```sql\n{RIGHT if len(req['messages']) > 3 else WRONG_TABLE}"
+                                f"\n```")
+        server.when(lambda req: WRITER in str(req["messages"][0]["content"]),
+                    f"```sql\n{BROKEN}\n```")
+        run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm, params={
+            "generators": "writer", "samples": 0, "repair_attempts": 2}))
+        assert run.status == "done", run.error
+        runs["two_repairs"] = [e.to_dict() for e in run.events]
     shop.close()
     return runs
 
@@ -154,3 +167,17 @@ def test_a_selection_in_two_orders_shows_each_ballot(traces):
     assert list(ballots["shown in the order"]) == ["A B", "B A"]
     assert list(ballots["picked"]) == ["A", "B"]  # always the first shown: a tie
     assert "**Choice: A**, the SQL of `writer`" in texts(selection)
+
+
+def test_a_second_repair_is_drawn_as_its_own_attempt(traces):
+    at = draw(traces["two_repairs"])
+    labels = [s.label.split(" — ")[0] for s in at.status]
+    assert labels[1:4] == [
+        "2. Candidate: writer: Write a candidate and run it",
+        "3. Repair: writer: Repair the failing candidate from its error",
+        "4. Repair: writer: Repair the failing candidate from its error"]
+    first, second = texts(at.status[2]), texts(at.status[3])
+    assert "no such column: segments" in first and "attempt 1" in first
+    assert "fails on another error (no such table: customer); it gets another repair" in first
+    assert "no such table: customer" in second and "attempt 2" in second
+    assert "the repaired SQL runs" in second

@@ -22,7 +22,9 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   ``sample1..N``, the writer's prompt at a higher temperature).
 - ``repair:<name>``: a candidate that fails gets one repair, in its own conversation, from the
   error and the hint naming the real tables and columns (``repair=false``: none). A repair is
-  cheap (the server still holds the prompt) and most failures are a wrong name.
+  cheap (the server still holds the prompt) and most failures are a wrong name. With
+  ``repair_attempts`` above 1, a repaired SQL that fails with another error is repaired again
+  in the same conversation (the same error again ends it).
 - ``vote`` (:mod:`.voting`): groups and the vote; decisive when the largest group is strictly
   the largest and holds ``min_share`` of all candidates (failed ones count), otherwise the
   tied groups, or all groups of a weak winner, go to ``select``. When no candidate runs, the run
@@ -51,8 +53,9 @@ agent's prompt is its own (its static text is the same for every question), and 
 for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
-``answer``, ``examples``, ``result`` preview, ``repaired_from``, and ``prompt``, the variant of
-a writer with several prompts), ``vote``, ``selection``,
+``answer``, ``examples``, ``result`` preview, ``repaired_from``, ``repair_turns`` (each
+repair's SQL, error and answer, for the next repair's conversation), and ``prompt``, the variant
+of a writer with several prompts), ``vote``, ``selection``,
 ``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:
 ``value_matches``, ``candidate``, ``sql_repair``, ``candidate_vote``, ``selection``
@@ -107,6 +110,9 @@ class CandidateSelection(Retrieving, Pipeline):
                        "matches to the writers"),
         ParamSpec("repair", True,
                   help="give a failing candidate one repair from its error and the hint"),
+        ParamSpec("repair_attempts", 1, min=1, max=3,
+                  help="repairs a failing candidate may get: a further one only when the "
+                       "repaired SQL fails with another error (the same error again ends it)"),
         ParamSpec("examples", 3, min=0, max=8,
                   help="related examples from the example bank for the cot and fewshot writers"),
         ParamSpec("exclude_same_db_examples", False,
@@ -119,7 +125,8 @@ class CandidateSelection(Retrieving, Pipeline):
         Step("candidate", "Candidate: {arg}", steps.candidate, "Write a candidate and run it",
              then=("repair", "candidate", "vote"), takes_arg=True),
         Step("repair", "Repair: {arg}", steps.repair,
-             "Repair the failing candidate from its error", then=("candidate", "vote"),
+             "Repair the failing candidate from its error",
+             then=("repair", "candidate", "vote"),
              takes_arg=True),
         Step("vote", "Vote", voting.vote_step, "Group the candidates by result and vote",
              then=("select", END)),

@@ -139,32 +139,48 @@ def candidate(ctx: StepContext, name: str) -> str:
 
 def repair(ctx: StepContext, name: str) -> str:
     """The candidate's generator sees its failing SQL with the error (and the hint naming the
-    real tables and columns) in its own conversation, and writes the SQL once more."""
+    real tables and columns) in its own conversation, and writes the SQL once more. With
+    ``repair_attempts`` above 1 a repaired SQL that fails with *another* error is repaired again
+    in the same conversation: a repair that moves a column to the table the hint named often
+    meets the next wrong name there (two look-alike tables, each with half of what the question
+    needs); the same error again means the generator is stuck, so it stops there."""
     entry = entry_of(ctx.data, name)
     before, failed = entry.get("sql"), ExecResult.from_dict(entry.get("result") or {"ok": False})
     if not before or failed.ok:
         raise StepError(f"candidate {name} has no failing SQL to repair")
     generator = generator_for(name)
     error = failed.feedback()
-    ctx.set_inputs(sql=before, error=failed.error)
+    turns = list(entry.get("repair_turns") or [])  # earlier repairs of this candidate
+    attempt = len(turns) + 1
+    ctx.set_inputs(sql=before, error=failed.error, **({"attempt": attempt} if turns else {}))
     written = (WithParams(ctx, **{generator.prompt_param: entry["prompt"]})
                if generator.prompt_param and entry.get("prompt") else ctx)
+    exec_error = load(str(r3_steps.HERE), "exec_error")
     messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
-        {"role": "assistant", "content": entry.get("answer") or f"```sql\n{before}\n```"},
-        {"role": "user", "content": render(load(str(r3_steps.HERE), "exec_error"),
-                                           sql=before, error=error)}]
+        {"role": "assistant", "content": entry.get("answer") or
+         f"```sql\n{turns[0]['sql'] if turns else before}\n```"}]
+    for turn in turns:
+        messages += [{"role": "user", "content": render(exec_error, sql=turn["sql"],
+                                                        error=turn["error"])},
+                     {"role": "assistant", "content": f"```sql\n{turn['answer']}\n```"}]
+    messages.append({"role": "user", "content": render(exec_error, sql=before, error=error)})
     after = ctx.ask(messages, parse=extract_sql, max_tokens=generator.max_tokens).strip()
     ctx.set_output(SQLRepair(error=failed.error, error_class=failed.error_class, hint=failed.hint,
-                             sql_before=before, sql_after=after, attempt=1), sql=after)
+                             sql_before=before, sql_after=after, attempt=attempt), sql=after)
     if same_sql(after, before):
         ctx.note("the repair is the same SQL as before; the candidate keeps its error")
         return next_after(ctx, name)
     result = ctx.execute(after)
-    entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before)
+    entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before,
+                 repair_turns=turns + [{"sql": before, "error": error, "answer": after}])
     ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
-    else:
-        ctx.note(f"the repaired SQL fails too ({result.error_class}); {name} takes no part in "
-                 f"the vote")
+        return next_after(ctx, name)
+    if attempt < ctx.params["repair_attempts"] and result.error != failed.error:
+        ctx.note(f"the repaired SQL fails on another error ({result.error}); it gets another "
+                 f"repair")
+        return f"repair:{name}"
+    ctx.note(f"the repaired SQL fails too ({result.error_class}); {name} takes no part in "
+             f"the vote")
     return next_after(ctx, name)
