@@ -1,5 +1,6 @@
 """Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
-``bench/name_error_repairs.py``, ``bench/failed_checks.py``, ``bench/recandidate.py``; the vote
+``bench/name_error_repairs.py``, ``bench/failed_checks.py``, ``bench/recandidate.py``,
+``bench/second_repairs.py``; the vote
 resumed with another order is in ``tests/test_selection.py``), against the scripted
 OpenAI-compatible server."""
 
@@ -56,6 +57,11 @@ def failed_checks(monkeypatch):
 @pytest.fixture
 def recandidate(monkeypatch):
     return bench_script(monkeypatch, "recandidate")
+
+
+@pytest.fixture
+def second_repairs(monkeypatch):
+    return bench_script(monkeypatch, "second_repairs")
 
 
 @pytest.fixture
@@ -421,3 +427,94 @@ def test_a_measurement_stopped_and_continued_ends_with_one_row_per_record(tmp_pa
     assert report["ex_after"] == 4
     assert [(s["ended_as"], s["results"]) for s in report["sittings"]] == [
         ("interrupted", 2), ("done", 2)]
+
+
+def test_a_selection_repair_that_failed_anew_is_resumed_there_with_a_second_repair(
+        db_path, llm, scripted_llm, second_repairs):
+    """Recorded with one repair: the writer's table is wrong, its repair fixes the table and
+    names a wrong column, and no candidate runs. Resumed at that repair with two attempts, the
+    repair answers as recorded and a second one, told the new error, is right."""
+    from agents.pipelines.selection import PIPELINE as SELECTION
+    from prompt_markers import R3_EXEC_ERROR, WRITER
+    wrong_table = "SELECT name FROM singers WHERE country = 'France'"
+
+    def repair(req):
+        second = len(req["messages"]) > 3
+        return f"```sql\n{GOLD if second else WRONG}\n```"
+
+    scripted_llm.when(lambda req: R3_EXEC_ERROR in str(req["messages"][-1]["content"]), repair)
+    scripted_llm.when(lambda req: WRITER in str(req["messages"][0]["content"]),
+                      f"```sql\n{wrong_table}\n```")
+    with open_database(db_path) as db:
+        recorded = run_to_end(start_run(SELECTION, QUESTION, db, llm,
+                                        params={"generators": "writer", "samples": 0}))
+    assert recorded.status == "failed"  # no candidate ran
+    index = second_repairs.first_repair_failing_anew(recorded)
+    assert recorded.events[index].step == "repair:writer"
+    record = {"question_id": 3, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": WRONG, "pred": {"ok": False}, "run": recorded.to_dict()}
+
+    row = resume_record(record, SELECTION, second_repairs.first_repair_failing_anew,
+                        second_repairs.repairs_after, db_path, {"repair_attempts": 2},
+                        DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "repair:writer"
+    assert (row["before"], row["after"]) == (False, True)
+    assert row["steps"] == ["repair:writer", "repair:writer", "vote"]
+    assert row["first_repair_as_recorded"] is True
+    assert [(r["attempt"], r["runs"]) for r in row["repairs"]] == [(1, False), (2, True)]
+    assert row["calls"] == 2
+
+
+def test_a_selection_run_whose_repairs_ran_or_repeated_their_error_is_not_resumed(
+        second_repairs):
+    from agents.events import Run
+
+    def repair(error, after_error, ok=False):
+        e = event("repair:cot", "sql_repair", {"sql_before": "A", "sql_after": "B",
+                                               "error": error})
+        e.execution = {"ok": ok, "error": after_error}
+        return e
+
+    same = Run(pipeline="selection", question="q", db_name="d", events=[
+        event("candidate:cot", "candidate", {}), repair("no such column: x", "no such column: x"),
+        event("vote", "candidate_vote", {})])
+    fixed = Run(pipeline="selection", question="q", db_name="d", events=[
+        event("candidate:cot", "candidate", {}), repair("no such column: x", None, ok=True)])
+    anew = Run(pipeline="selection", question="q", db_name="d", events=[
+        event("candidate:cot", "candidate", {}), repair("no such column: x", None, ok=True),
+        repair("no such table: t", "no such column: y")])
+    assert second_repairs.first_repair_failing_anew(same) is None
+    assert second_repairs.first_repair_failing_anew(fixed) is None
+    assert second_repairs.first_repair_failing_anew(anew) == 2
+
+
+def test_a_run_asked_on_a_merged_file_is_resumed_there_and_scored_against_its_own_database(
+        db_path, llm, scripted_llm, second_repairs, tmp_path):
+    """An evaluation with ``--ask-db``: the resumed steps run on the file the question was
+    asked on, whose names differ (the merge renames), and the gold query on its own database."""
+    from agents.pipelines.selection import PIPELINE as SELECTION
+    from prompt_markers import R3_EXEC_ERROR, WRITER
+    merged = str(make_db(tmp_path / "merged.sqlite",
+                         SINGERS_SQL.replace("singer ", "music_singer ")
+                         .replace("singer(", "music_singer(")))
+    renamed = "SELECT name FROM music_singer WHERE country = 'France'"
+    with open_database(merged) as db:
+        assert db.execute(GOLD).error == "no such table: singer"
+
+    def repair(req):
+        second = len(req["messages"]) > 3
+        return f"```sql\n{renamed if second else 'SELECT nme FROM music_singer'}\n```"
+
+    scripted_llm.when(lambda req: R3_EXEC_ERROR in str(req["messages"][-1]["content"]), repair)
+    scripted_llm.when(lambda req: WRITER in str(req["messages"][0]["content"]),
+                      "```sql\nSELECT name FROM singer WHERE country = 'France'\n```")
+    with open_database(merged) as db:
+        recorded = run_to_end(start_run(SELECTION, QUESTION, db, llm,
+                                        params={"generators": "writer", "samples": 0}))
+    record = {"question_id": 4, "correct": False, "gold_sql": GOLD, "pred_sql": None,
+              "run": recorded.to_dict()}
+    row = resume_record(record, SELECTION, second_repairs.first_repair_failing_anew,
+                        second_repairs.repairs_after, db_path, {"repair_attempts": 2},
+                        DatabasePool(), llm, EvalOptions(), ask_path=merged)
+    assert row["resumed"] and row["sql_after"] == renamed
+    assert (row["before"], row["after"]) == (False, True)

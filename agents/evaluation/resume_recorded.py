@@ -9,11 +9,12 @@ from here" does: every step before it is the recorded one, so the measurement sh
 change does on the same inputs, at the cost of the steps after it only. A run without such a
 step is unchanged by construction and keeps its recorded verdict. Each new final SQL is scored
 with the evaluation's own scoring on the question's database, on the embedded model (temperature
-as the pipeline sets it, no response cache). The resumed steps run on the question's own
-database with the default query limits and the example bank the folder was evaluated with (its
-manifest's ``examples``, or ``--examples``), since a resumed step may look examples up again (a
-``selection`` candidate written anew does): measure folders evaluated on their own databases
-(not ``--ask-db`` ones). The report is written after every resumed run and lists its sittings
+as the pipeline sets it, no response cache). The resumed steps run on the database the
+question was asked on (its own, or the folder manifest's ``ask_db``, a merged file, where the
+prediction is then scored while the gold query runs on the question's own database, as in the
+evaluation) with the default query limits and the example bank the folder was evaluated with
+(its manifest's ``examples``, or ``--examples``), since a resumed step may look examples up
+again (a ``selection`` candidate written anew does). The report is written after every resumed run and lists its sittings
 (start, end, commit, load average; :mod:`.sittings`); ``--continue`` picks a stopped measurement
 up where it ended. A results line without a run (its database could not be opened) keeps its
 verdict too.
@@ -41,7 +42,8 @@ Describe = Callable[[Run, int], dict]        # extra fields of a resumed run's r
 
 def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: Describe,
                   db_path: str, overrides: dict, pool: DatabasePool, llm,
-                  options: EvalOptions, services: dict | None = None) -> dict:
+                  options: EvalOptions, services: dict | None = None,
+                  ask_path: str | None = None) -> dict:
     out = {"question_id": record["question_id"], "hardness": record.get("hardness"),
            "before": bool(record["correct"])}
     previous = Run.from_dict(record["run"]) if record.get("run") else None
@@ -49,11 +51,12 @@ def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: De
     if index is None:
         return {**out, "after": out["before"], "resumed": False}
     db = pool.get(db_path)
+    asked = pool.get(ask_path) if ask_path else db
     params = {**previous.params, **overrides}
     started = time.perf_counter()
-    run = run_to_end(resume_run(pipeline, previous, index, db, llm, params=params,
+    run = run_to_end(resume_run(pipeline, previous, index, asked, llm, params=params,
                                 services=services))
-    verdict = score(db, record["gold_sql"], run.final_sql, options)
+    verdict = score(db, record["gold_sql"], run.final_sql, options, pred_db=asked)
     rerun = run.events[index:]
     calls = [c for e in rerun for c in e.calls]
     return {**out, "after": bool(verdict["correct"]), "resumed": True,
@@ -226,7 +229,12 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
                         help="keep the rows of an earlier, stopped report at --out and resume "
                              "only the records it has no row for")
     args = parser.parse_args(argv)
-    examples = args.examples or _manifest(args.results).get("examples")
+    manifest = _manifest(args.results)
+    examples = args.examples or manifest.get("examples")
+    ask_path = manifest.get("ask_db")
+    if ask_path and not Path(ask_path).is_file():
+        raise SystemExit(f"the folder was asked on {ask_path}, which is not there: build it "
+                         "again (bench/merge_spider.py) at that path")
     try:
         overrides = parse_params(pipeline, args.param)
         services = example_services(examples)
@@ -241,7 +249,8 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     records = [r for r in ResultsFile(results_file).read() if r["pipeline"] == pipeline.name]
     # the load beside the measurement is in its sittings (one per invocation)
     settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name,
-                "params": overrides, "examples": examples, "records": len(records)}
+                "params": overrides, "examples": examples, "records": len(records),
+                **({"ask_db": ask_path} if ask_path else {})}
     out = Path(args.out)
     if args.continue_:
         earlier = earlier_report(out, settings)
@@ -260,7 +269,7 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
         db_path = str(Path(args.data) / "database" / record["db_id"]
                       / f"{record['db_id']}.sqlite")
         return resume_record(record, pipeline, find, describe, db_path, overrides, pool, llm,
-                             options, services)
+                             options, services, ask_path)
 
     report, status = measure(records, resume_one, out, settings, earlier)
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
