@@ -154,6 +154,14 @@ BENCHMARKS = [
               "parameters, then voted on again: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about an hour", False,
               _model_and_spider_ready),
+    Benchmark("second-repairs", ["bench/second_repairs.py", "--results",
+                                 "bench/results/seed7-selection-fresh", "--data", str(SPIDER),
+                                 "--param", "repair_attempts=2", "--out",
+                                 "bench/runs/repairs2-seed7.json"],
+              "recorded selection runs whose candidate's repair failed on another error, "
+              "resumed there with a second repair allowed: EX before and after, questions "
+              "changed", "the embedded model and the Spider dataset", "about 15 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -280,7 +280,7 @@ def test_a_repair_failing_on_another_error_is_repaired_again_in_the_same_convers
         "user", "assistant", "user", "assistant", "user"]
     assert WRONG_TABLE in request["messages"][1]["content"]
     assert "no such table: singers" in request["messages"][2]["content"]
-    assert WRONG_COLUMN in request["messages"][3]["content"]
+    assert request["messages"][3]["content"] == sql_block(WRONG_COLUMN)  # its own reply
     assert "no such column: singer_name" in request["messages"][4]["content"]
     assert result.events[-1].parsed["outcome"] == "decisive"
     assert result.final_sql == FRANCE_ALIASED
@@ -289,6 +289,20 @@ def test_a_repair_failing_on_another_error_is_repaired_again_in_the_same_convers
     resumed = run_to_end(resume_run(PIPELINE, result, 3, db, llm))
     assert resumed.status == "done" and resumed.final_sql == FRANCE_ALIASED
     assert requests_for(scripted_llm, R3_EXEC_ERROR)[-1]["messages"] == request["messages"]
+
+
+def test_repairs_stop_at_repair_attempts_even_on_yet_another_error(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(WRONG_TABLE), decomposer=decomposition(FRANCE),
+           repair=repaired_in_turns(WRONG_COLUMN, "SELECT name FROM singer WHERE nation = 'F'",
+                                    FRANCE_ALIASED))
+    result = run(db, llm, generators="writer,decomposer", samples=0, repair_attempts=2)
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "repair:writer", "candidate:decomposer",
+        "vote"]
+    assert result.events[3].execution["error"] == "no such column: nation"
+    assert "takes no part in the vote" in " ".join(result.events[3].notes)
+    assert len(requests_for(scripted_llm, R3_EXEC_ERROR)) == 2
+    assert result.final_sql == FRANCE
 
 
 def test_the_same_error_again_ends_the_repairs(db, llm, scripted_llm):

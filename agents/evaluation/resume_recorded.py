@@ -1,23 +1,24 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
 What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py``,
-``bench/failed_checks.py`` and ``bench/recandidate.py`` are made of. A change that acts only
-from a certain step on (the vote's order of trust; what a repair does when the model repeats
-itself, what its prompt shows of a name error, how many repairs it may make) is measured by
+``bench/failed_checks.py``, ``bench/recandidate.py`` and ``bench/second_repairs.py`` are
+made of. A change that acts only from a certain step on (the vote's order of trust; what a
+repair does when the model repeats itself, what its prompt shows of a name error, how many
+repairs it may make) is measured by
 resuming each recorded run at that step with the engine's ``resume_run``, as the app's "resume
 from here" does: every step before it is the recorded one, so the measurement shows what the
 change does on the same inputs, at the cost of the steps after it only. A run without such a
 step is unchanged by construction and keeps its recorded verdict. Each new final SQL is scored
 with the evaluation's own scoring on the question's database, on the embedded model (temperature
 as the pipeline sets it, no response cache). The resumed steps run on the database the
-question was asked on (its own, or the folder manifest's ``ask_db``, a merged file, where the
-prediction is then scored while the gold query runs on the question's own database, as in the
-evaluation) with the default query limits and the example bank the folder was evaluated with
-(its manifest's ``examples``, or ``--examples``), since a resumed step may look examples up
-again (a ``selection`` candidate written anew does). The report is written after every resumed run and lists its sittings
-(start, end, commit, load average; :mod:`.sittings`); ``--continue`` picks a stopped measurement
-up where it ended. A results line without a run (its database could not be opened) keeps its
-verdict too.
+question was asked on (its own, or the folder manifest's ``ask_db`` -- or ``--ask-db`` -- a
+merged file, where the prediction is then scored while the gold query runs on the question's
+own database, as in the evaluation) with the default query limits and the example bank the
+folder was evaluated with (its manifest's ``examples``, or ``--examples``), since a resumed step
+may look examples up again (a ``selection`` candidate written anew does). The report is written
+after every resumed run and lists its sittings (start, end, commit, load average;
+:mod:`.sittings`); ``--continue`` picks a stopped measurement up where it ended. A results
+line without a run (its database could not be opened) keeps its verdict too.
 """
 
 from __future__ import annotations
@@ -119,11 +120,12 @@ def earlier_report(out: Path, settings: dict) -> dict:
         raise SystemExit(f"--continue: {out} is not a report of this script")
 
     def same(key: str) -> bool:
-        if key in ("results", "examples") and earlier.get(key) and settings.get(key):
+        if key in ("results", "examples", "ask_db") and earlier.get(key) and settings.get(key):
             return Path(earlier[key]).resolve() == Path(settings[key]).resolve()
         return earlier.get(key) == settings.get(key)
 
-    differing = [k for k in ("results", "pipeline", "params", "examples") if not same(k)]
+    differing = [k for k in ("results", "pipeline", "params", "examples", "ask_db")
+                 if not same(k)]
     if differing:
         raise SystemExit(f"--continue: {out} was measured with another "
                          f"{', '.join(differing)}; write to a new --out instead")
@@ -224,6 +226,9 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     parser.add_argument("--examples", default=None,
                         help="the example bank (Spider-format JSON) for resumed steps; default: "
                              "the one the folder's manifest names")
+    parser.add_argument("--ask-db", default=None,
+                        help="the file the folder's questions were asked on, where its manifest's "
+                             "ask_db path is not there (a merged file built again elsewhere)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep the rows of an earlier, stopped report at --out and resume "
@@ -231,10 +236,10 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     args = parser.parse_args(argv)
     manifest = _manifest(args.results)
     examples = args.examples or manifest.get("examples")
-    ask_path = manifest.get("ask_db")
+    ask_path = args.ask_db or manifest.get("ask_db")
     if ask_path and not Path(ask_path).is_file():
         raise SystemExit(f"the folder was asked on {ask_path}, which is not there: build it "
-                         "again (bench/merge_spider.py) at that path")
+                         "again (bench/merge_spider.py) and name it with --ask-db")
     try:
         overrides = parse_params(pipeline, args.param)
         services = example_services(examples)

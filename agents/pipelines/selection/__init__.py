@@ -9,7 +9,7 @@ is not decisive does a selection agent compare the leading candidates.
 
 Step graph (every part is a step of its own, so the trace shows it and a run resumes from it)::
 
-    ground -> candidate:<g1> [-> repair:<g1>] -> candidate:<g2> ... -> vote [-> select] -> end
+    ground -> candidate:<g1> [-> repair:<g1> ...] -> candidate:<g2> ... -> vote [-> select]
 
 - ``ground`` (Value grounding): the question's words and literals looked up, within a time
   budget, among the values stored in the database (:mod:`agents.value_grounding`); what it
@@ -54,7 +54,7 @@ for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
 ``answer``, ``examples``, ``result`` preview, ``repaired_from``, ``repair_turns`` (each
-repair's SQL, error and answer, for the next repair's conversation), and ``prompt``, the variant
+repair's failing SQL, the error it was told and its reply, for the next repair's conversation), and ``prompt``, the variant
 of a writer with several prompts), ``vote``, ``selection``,
 ``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:

@@ -159,20 +159,22 @@ def repair(ctx: StepContext, name: str) -> str:
     messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
         {"role": "assistant", "content": entry.get("answer") or
          f"```sql\n{turns[0]['sql'] if turns else before}\n```"}]
-    for turn in turns:
+    for turn in turns:  # each earlier repair: the error it was told and its own reply
         messages += [{"role": "user", "content": render(exec_error, sql=turn["sql"],
                                                         error=turn["error"])},
-                     {"role": "assistant", "content": f"```sql\n{turn['answer']}\n```"}]
+                     {"role": "assistant", "content": turn["answer"]}]
     messages.append({"role": "user", "content": render(exec_error, sql=before, error=error)})
-    after = ctx.ask(messages, parse=extract_sql, max_tokens=generator.max_tokens).strip()
+    after, answer = ctx.ask(messages, parse=lambda text: (extract_sql(text).strip(), text),
+                            max_tokens=generator.max_tokens)
     ctx.set_output(SQLRepair(error=failed.error, error_class=failed.error_class, hint=failed.hint,
                              sql_before=before, sql_after=after, attempt=attempt), sql=after)
     if same_sql(after, before):
-        ctx.note("the repair is the same SQL as before; the candidate keeps its error")
+        ctx.note("the repair is the same SQL as before; the candidate keeps its error"
+                 + (" and takes no part in the vote" if turns else ""))
         return next_after(ctx, name)
     result = ctx.execute(after)
     entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before,
-                 repair_turns=turns + [{"sql": before, "error": error, "answer": after}])
+                 repair_turns=turns + [{"sql": before, "error": error, "answer": answer}])
     ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
