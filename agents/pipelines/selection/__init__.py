@@ -54,8 +54,9 @@ for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
 ``answer``, ``examples``, ``result`` preview, ``repaired_from``, ``repair_turns`` (each
-repair's failing SQL, the error it was told and its reply, for the next repair's conversation), and ``prompt``, the variant
-of a writer with several prompts), ``vote``, ``selection``,
+repair's failing SQL, the error it was told and its reply, for the next repair's
+conversation), and ``prompt``, the variant of a writer with several prompts), ``vote``,
+``selection``,
 ``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:
 ``value_matches``, ``candidate``, ``sql_repair``, ``candidate_vote``, ``selection``
