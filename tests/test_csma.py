@@ -634,3 +634,140 @@ def test_the_checker_gets_a_name_hint_from_its_known_schema_only(fleet, llm, scr
     assert "harbors" not in prompt.split("### Execution", 1)[1]
     # the user, who sees the whole database, is told where the column really is
     assert "Column coastline is in table harbors." in check.execution["hint"]
+
+
+# -- the agreement check (check_method=agreement) -----------------------------------------------
+
+HULL_ONLY = "SELECT hull_name FROM vessels WHERE hull_name = 'Aurora'"
+AGREEMENT_PARTITION = '{"1": ["harbors", "vessels"], "2": ["voyages", "crew_members"]}'
+
+
+def run_agreement(db, llm, **params):
+    return run_csma(db, llm, variant="compact", check_method="agreement",
+                    partition=AGREEMENT_PARTITION, **params)
+
+
+def test_the_paper_check_is_the_default_and_every_check_records_its_method(fleet, llm,
+                                                                           scripted_llm):
+    assert PIPELINE.resolve_params({})["check_method"] == "verdict"
+    assert PIPELINE.resolve_recorded({})["check_method"] == "verdict"
+    script_two_rounds(scripted_llm, "correct")
+    run = run_csma(fleet, llm, delta=3)
+    check = run.events[4]
+    assert check.inputs["check_method"] == "verdict" and check.parsed["method"] == "verdict"
+    assert check.parsed.get("own_sql") is None and check.parsed.get("agrees") is None
+
+
+def test_an_agreement_check_that_differs_makes_the_checkers_own_sql_the_new_sql(fleet, llm,
+                                                                              scripted_llm):
+    """Agent 1, without the voyages, writes a query that runs and answers something else; a
+    model judge tends to accept it. Agent 2 writes its own from the voyages it holds: the
+    results differ, so its SQL goes on, and agent 1's own SQL in round 3 agrees with it."""
+    scripted_llm.push(tables_answer("vessels"),                 # agent 1 extracts
+                      sql_block(HULL_ONLY),                     # agent 1 writes
+                      tables_answer("vessels", "voyages"),      # agent 2 extracts
+                      sql_block(GOOD_SQL),                      # agent 2's own SQL (check)
+                      tables_answer("vessels", "voyages"),      # agent 1 extracts
+                      sql_block("SELECT voyages.cargo_kind FROM vessels JOIN voyages ON "
+                                "voyages.vessel_id = vessels.vessel_id WHERE "
+                                "vessels.hull_name = 'Aurora' ORDER BY 1"))  # agent 1's own
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "check:2",
+                             "generate:2", "extract:1", "check:1"]
+    assert scripted_llm.remaining == 0 and len(scripted_llm.requests) == 6
+    check_2, generate_2, check_1 = run.events[4], run.events[5], run.events[7]
+    assert check_2.parsed["method"] == "agreement" and check_2.parsed["verdict"] == "negative"
+    assert check_2.parsed["agrees"] is False and check_2.parsed["own_sql"] == GOOD_SQL
+    assert check_2.parsed["reason"] == ("its own SQL, written from its extracted schema, "
+                                        "returns a different result (2 row(s) against 1 "
+                                        "row(s))")
+    assert "returned 2 row(s)" in check_2.parsed["own_execution"]
+    # the checked SQL's execution is what the step records, not the checker's own
+    assert check_2.execution["rows"] == [["Aurora"]]
+    # the writer's prompt, the same one the generate step sends: its extracted schema, no SQL
+    own_prompt = check_2.calls[0].messages[-1]["content"]
+    assert "cargo_kind" in own_prompt and HULL_ONLY not in own_prompt
+    assert "judged wrong" not in own_prompt and own_prompt.rstrip().endswith(QUESTION)
+    # the round's new SQL is the checker's own, with no second call
+    assert generate_2.calls == [] and generate_2.inputs["written_in_check"] is True
+    assert generate_2.parsed["written_in_check"] is True and generate_2.sql == GOOD_SQL
+    assert check_1.parsed["agrees"] is True and check_1.parsed["verdict"] == "positive"
+    data = run.events[-1].data
+    assert data["stop_reason"] == "Agent 1's own SQL returns the same result"
+    assert [c["method"] for c in data["checks"]] == ["agreement", "agreement"]
+    assert run.final_sql == GOOD_SQL and sorted(run.result["rows"]) == [["coal"], ["grain"]]
+
+
+def test_an_agreement_check_with_the_same_result_written_otherwise_is_positive(fleet, llm,
+                                                                              scripted_llm):
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL),
+                      tables_answer("voyages"),
+                      sql_block("SELECT cargo_kind FROM voyages WHERE vessel_id = 1"))
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    assert steps_of(run)[-1] == "check:2" and len(scripted_llm.requests) == 4
+    check = run.events[-1]
+    assert check.parsed["verdict"] == "positive" and check.parsed["agrees"] is True
+    assert check.parsed["reason"] == ("its own SQL, written from its extracted schema, returns "
+                                      "the same result")
+    assert run.final_sql == GOOD_SQL
+
+
+def test_an_agreement_check_whose_own_sql_fails_is_judged_by_the_model(fleet, llm,
+                                                                       scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer("vessels", "voyages"),
+                      sql_block("SELECT cargo FROM voyages"),        # own SQL: no such column
+                      verdict("wrong", "the cargo is in voyages"),   # the model judges instead
+                      sql_block(GOOD_SQL))                           # agent 2 rewrites, told
+    run = run_agreement(fleet, llm, max_rounds=2)
+    assert run.status == "done", run.error
+    check, generate = run.events[4], run.events[5]
+    assert len(check.calls) == 2 and check.parsed.get("agrees") is None
+    assert check.parsed["own_sql"] == "SELECT cargo FROM voyages"
+    assert check.parsed["own_execution"].startswith("failed: no such column: cargo")
+    assert check.parsed["reason"] == "the cargo is in voyages"
+    assert any("its own SQL fails to execute" in n for n in check.notes)
+    assert generate.parsed["written_in_check"] is False and len(generate.calls) == 1
+    assert "Reason: the cargo is in voyages" in generate.calls[0].messages[-1]["content"]
+    assert run.final_sql == GOOD_SQL
+
+
+def test_a_checked_sql_that_fails_is_judged_and_rewritten_as_before(fleet, llm, scripted_llm):
+    bad_sql = "SELECT cargo FROM vessels WHERE hull_name = 'Aurora'"
+    scripted_llm.push(tables_answer("vessels"), sql_block(bad_sql),
+                      tables_answer("vessels", "voyages"),
+                      verdict("correct", "looks fine"),  # a failing query is never accepted
+                      sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm, max_rounds=2)
+    assert run.status == "done", run.error
+    check = run.events[4]
+    assert len(check.calls) == 1 and "### Query to check" in check.calls[0].messages[-1][
+        "content"]
+    assert check.parsed["verdict"] == "negative" and check.parsed.get("own_sql") is None
+    assert run.final_sql == GOOD_SQL and len(scripted_llm.requests) == 5
+
+
+def test_a_checker_that_extracted_nothing_is_judged_by_the_model(fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL),
+                      tables_answer(), verdict("correct"))
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    check = run.events[-1]
+    assert check.step == "check:2" and len(check.calls) == 1
+    assert check.parsed["verdict"] == "positive" and check.parsed.get("own_sql") is None
+    assert any("writes no SQL of its own" in n for n in check.notes)
+
+
+def test_an_agreement_run_resumes_from_its_generate_step_without_a_model_call(fleet, llm,
+                                                                              scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
+    first = run_agreement(fleet, llm, max_rounds=2)
+    assert first.status == "done", first.error
+    assert first.final_sql == GOOD_SQL
+    again = run_to_end(resume_run(PIPELINE, first, 5, fleet, llm))
+    assert again.status == "done", again.error
+    assert again.events[5].calls == [] and again.final_sql == GOOD_SQL
+    assert scripted_llm.remaining == 0 and len(scripted_llm.requests) == 4

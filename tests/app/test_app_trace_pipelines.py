@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from agents.database import open_database
 from agents.engine import run_to_end, start_run
 from agents.example_bank import ExampleBank
+from agents.sqltext import format_sql
 from app_helpers import TIMEOUT
 from prompt_markers import (DEA_ACTIVE as ACTIVE, DEA_CLASSIFY as CLASSIFY,
                             DEA_CORRECT as CORRECT, DEA_ELEMENTS as ELEMENTS,
@@ -54,6 +55,19 @@ def script_csma_compact(server) -> None:
         f"```sql\n{CSMA_SQL}\n```",                                              # 2 writes
         json.dumps({"tables": ["products", "reviews"]}),                          # 1 extracts
         json.dumps({"verdict": "correct", "reason": "joins reviews to products"}),  # 1 checks
+    )
+
+
+def script_csma_agreement(server) -> None:
+    """The compact exchange checked by agreement: agent 2's own SQL returns another result and
+    becomes the new SQL (no second call); agent 1's own SQL in round 3 returns the same."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        f"```sql\n{CSMA_SQL}\n```",                                              # 2's own SQL
+        json.dumps({"tables": ["products", "reviews"]}),                          # 1 extracts
+        f"```sql\n{CSMA_SQL}\n```",                                              # 1's own SQL
     )
 
 
@@ -174,6 +188,8 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                        "variant": "paper"}),
             "csma_compact": run_events("csma", CSMA_QUESTION, script_csma_compact, shop, llm,
                                        server),
+            "csma_agreement": run_events("csma", CSMA_QUESTION, script_csma_agreement, shop,
+                                         llm, server, params={"check_method": "agreement"}),
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
@@ -264,6 +280,25 @@ def test_csma_compact_trace_shows_whole_tables_and_the_variant_that_ran(traces):
     assert any("AVG(r.rating)" in sql for _, sql in codes(generate_2))
     for step in at.status[1:]:
         assert "**variant**: compact" in texts(step)
+
+
+def test_csma_agreement_trace_shows_the_checkers_own_sql_and_the_outcome(traces):
+    at = draw(traces["csma_agreement"])
+    check_2, generate_2, check_1 = at.status[4], at.status[5], at.status[7]
+    rejected = texts(check_2)
+    assert ":red-badge[negative: SQL rejected]" in rejected
+    assert ("**Its own SQL**, written from its extracted schema: :red-badge[different result: "
+            "its own SQL is the new SQL]") in rejected
+    assert "Its own SQL ran without error and returned" in rejected
+    assert "**check\\_method**: agreement" in rejected
+    # the checked SQL, then the checker's own
+    assert [sql for _, sql in codes(check_2)][:2] == ["SELECT name\nFROM products",
+                                                      format_sql(CSMA_SQL)]
+    assert "The SQL it wrote in its check, whose result differed (no new model call)." \
+        in texts(generate_2)
+    accepted = texts(check_1)
+    assert ":green-badge[positive: SQL accepted]" in accepted
+    assert ":green-badge[same result]" in accepted
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

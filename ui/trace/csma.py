@@ -91,6 +91,23 @@ def render_check(check: SQLCheck) -> None:
         st.caption(f"Execution, as the checker saw it: {text(execution)}")
     if check.sql:
         st.code(format_sql(check.sql), language="sql", wrap_lines=True)
+    if check.own_sql:
+        _render_own_sql(check)
+
+
+def _render_own_sql(check: SQLCheck) -> None:
+    """An agreement check: the checker's own SQL beside the checked one, and whether their
+    results are the same."""
+    if check.agrees is None:
+        outcome = badge("its own SQL does not run: the model judged instead", "orange")
+    elif check.agrees:
+        outcome = badge("same result", "green")
+    else:
+        outcome = badge("different result: its own SQL is the new SQL", "red")
+    st.markdown(f"**Its own SQL**, written from its extracted schema: {outcome}")
+    if check.own_execution:
+        st.caption(f"Its own SQL {text(check.own_execution)}")
+    st.code(format_sql(check.own_sql), language="sql", wrap_lines=True)
 
 
 @view(AgentSQL.kind)
@@ -101,7 +118,9 @@ def render_agent_sql(step: AgentSQL) -> None:
                 if step.strategy == "decompose" else "")
     st.markdown(f"{round_prefix(step.round)}{text(step.agent or 'The agent')} writes SQL"
                 f"{source} {strategy}".rstrip())
-    if step.feedback:
+    if step.written_in_check:
+        st.caption("The SQL it wrote in its check, whose result differed (no new model call).")
+    elif step.feedback:
         st.markdown(f"**Knows why the last SQL was rejected:** {text(step.feedback)}")
     for i, sub in enumerate(step.sub_questions or [], 1):
         st.markdown(f"{i}. {text(sub.get('question', ''))}")

@@ -40,6 +40,17 @@ The ``variant`` parameter keeps the algorithm and changes what a small model is 
 It answered more questions than the paper's prompts on both benchmark samples (53 against 39
 and 52 against 47 of 100), so it is the default; runs recorded before the switch keep ``paper``.
 
+The ``check_method`` parameter keeps when a check happens and what follows it, and changes how
+a query that runs is judged (``verdict``, the default, is the paper's: the model judges it):
+- ``agreement``: the checking agent writes its own SQL from its extracted schema, as its
+  generation would, and both queries are run; the same result (the metric's equality, as in
+  the ``selection`` vote) is a positive check, a different one a negative check whose new SQL
+  is the agent's own (no second call). A 1.5B checker judged almost every query that ran
+  correct, also one written by an agent that lacked the tables only the checker holds; two
+  agents with different schema knowledge rarely agree by accident. When its own SQL does not
+  run, or it extracted nothing, the model judges as in ``verdict``; a query that fails to run
+  is judged as in ``verdict`` too (its error and hint feed the rewrite).
+
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
 
@@ -48,13 +59,15 @@ State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {tab
 ``rounds``, ``stop_reason``. Step names carry the agent (``extract:2``), so events read
 "Agent 2: Extract question-related schema" and a run resumes from any step.
 
-Round steps record the variant in their inputs (``variant``).
+Round steps record the variant in their inputs (``variant``), checks their method
+(``check_method``).
 
 ``StepEvent.parsed``: partition -> ``{"partition", "agents", "private_schemas"}``; extract ->
 ``{"round", "agent", "private_schema", "known_schema", "extracted", "global_schema"}`` (schemas
 as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason", "sql_by",
-"execution", "sql"}``; generate -> ``{"round", "agent", "tables", "strategy", "feedback",
-"executes", "sql"}``.
+"execution", "sql", "method", "own_sql", "own_execution", "agrees"}`` (the last three only for
+an agreement check); generate -> ``{"round", "agent", "tables", "strategy", "feedback",
+"executes", "sql", "written_in_check"}``.
 """
 
 from __future__ import annotations
@@ -63,7 +76,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from ..common import macsql_schema
 from . import steps
-from .steps import COMPACT, PAPER
+from .steps import AGREEMENT, COMPACT, PAPER, VERDICT
 
 
 def _for_agent(fn):
@@ -104,6 +117,12 @@ class CSMA(Retrieving, Pipeline):
                   "more answers right than the paper's prompts on both benchmark samples); "
                   "paper: agents extract tables and columns, and a rewrite sees the rejected "
                   "SQL", kind="choice", choices=[COMPACT, PAPER]),
+        ParamSpec("check_method", VERDICT, "how an agent checks the last SQL when it runs: "
+                  "verdict, the paper's check (the model judges it); agreement, for small "
+                  "models: the agent writes its own SQL from its extracted schema, the check "
+                  "is positive when both return the same result, and on a difference its own "
+                  "SQL is the round's new SQL (the model judges when its own SQL does not run)",
+                  kind="choice", choices=[VERDICT, AGREEMENT]),
     ]
     # the paper's prompts were the default before the compact variant measured better
     earlier_defaults = {"variant": PAPER}

@@ -64,6 +64,10 @@ class SQLCheck(Output):
     sql_by: str | None = None
     execution: str | dict | None = None
     sql: str | None = None
+    method: str | None = None         # "verdict" (the model judges) or "agreement"
+    own_sql: str | None = None        # an agreement check: the checker's own SQL
+    own_execution: str | None = None  # ... and what it returned
+    agrees: bool | None = None        # ... whether both returned the same result
 
     def shown_sql(self) -> list[str]:
         return [self.sql or ""]
@@ -72,6 +76,8 @@ class SQLCheck(Output):
         lines = [f"  verdict on {self.sql_by or 'the SQL'}: {self.verdict}"]
         if self.reason:
             lines.append(f"  reason: {' '.join(self.reason.split())}")
+        if self.own_sql:
+            lines += ["  its own SQL:", indent(format_sql(self.own_sql), 4)]
         return lines
 
 
@@ -90,10 +96,13 @@ class AgentSQL(Output):
     feedback: str | None = None
     executes: bool | None = None
     sub_questions: list[dict] | None = None
+    written_in_check: bool | None = None  # its own SQL from this round's agreement check
 
     def text_lines(self) -> list[str]:
         lines = [f"  from tables: {short(self.tables)}"]
-        if self.feedback:
+        if self.written_in_check:
+            lines.append("  the SQL it wrote in its check (no new model call)")
+        elif self.feedback:
             lines.append(f"  knows why the last SQL was rejected: {self.feedback}")
         if self.executes is False:
             lines.append("  the SQL fails to execute")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ...candidates import Candidate, results_equal
 from ...engine import StepContext, StepError
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
@@ -36,6 +37,14 @@ VARIANTS = (PAPER, COMPACT)
 PROMPTS = {PAPER: {"extract": "extract", "generate": "generate", "feedback": "feedback"},
            COMPACT: {"extract": "extract_compact", "generate": "generate_compact",
                      "feedback": "feedback_compact"}}
+
+# check_method parameter. "verdict", the paper's check: the model judges the SQL. "agreement",
+# for small models: the checking agent writes its own SQL from its extracted schema and the
+# check is positive when both return the same result (the metric's equality); on a
+# disagreement its own SQL is the round's new SQL. A 1.5B checker judged nearly every query
+# that ran "correct", also one written without the tables only the checker holds.
+VERDICT, AGREEMENT = "verdict", "agreement"
+CHECK_METHODS = (VERDICT, AGREEMENT)
 
 EXTRACT_MAX_TOKENS = 400
 EXTRACT_TABLES_MAX_TOKENS = 200
@@ -99,6 +108,20 @@ def variant(ctx: StepContext) -> str:
     return value
 
 
+def check_method(ctx: StepContext) -> str:
+    value = ctx.params.get("check_method", VERDICT)
+    if value not in CHECK_METHODS:
+        raise StepError(f"unknown check_method {value!r}; choose one of "
+                        f"{', '.join(CHECK_METHODS)}")
+    return value
+
+
+def extracted_schema(ctx: StepContext, known: ops.SchemaMap) -> ops.SchemaMap:
+    """What the round's agent extracted, within its known schema: what it writes SQL from."""
+    return ops.in_schema_order(ops.intersect(ctx.data.get("extracted") or {}, known),
+                               ctx.schema)
+
+
 def next_round(ctx: StepContext) -> str | None:
     data = ctx.data
     if data["round"] >= ctx.params["max_rounds"]:
@@ -126,10 +149,15 @@ def execution_text(result, visible: Schema | None = None, db=None,
         return "failed: " + dataclasses.replace(result, hint=hint).feedback()
     if not result.rows:
         return "ran without error and returned no rows"
-    count = f"at least {result.row_count}" if result.truncated else str(result.row_count)
+    count = _rows_text(result).removesuffix(" row(s)")
     rows = "; ".join("(" + ", ".join(_short(v) for v in row) + ")"
                      for row in result.rows[:PREVIEW_ROWS])
     return f"ran without error and returned {count} row(s), first: {rows}"
+
+
+def _rows_text(result) -> str:
+    count = f"at least {result.row_count}" if result.truncated else str(result.row_count)
+    return f"{count} row(s)"
 
 
 def _short(value) -> str:
@@ -245,40 +273,91 @@ def check(ctx: StepContext, agent: int) -> str | None:
     author = data.get("sql_by")
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
                    known_tables=list(known), variant=variant(ctx))
+    method = check_method(ctx)
+    ctx.set_inputs(check_method=method)
     result = ctx.execute(sql)
     # no hint when hints are off for the run (``--no-error-hints``)
     execution = execution_text(result, ops.restrict(ctx.schema, known)
                                if ctx.limits.hints else None, ctx.db, ctx.limits.timeout)
-    schema_text, fk_text = schema_texts(ctx, known)
-    prompt = render(load(str(HERE), "check"), schema=schema_text, foreign_keys=fk_text,
-                    question=question_text(ctx), sql=sql, execution=execution)
-    verdict = ctx.ask(user_message(prompt), parse=parse_check, json_schema=CHECK_JSON_SCHEMA,
-                      max_tokens=CHECK_MAX_TOKENS)
-    if verdict["verdict"] == POSITIVE and not result.ok:
-        verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
-        ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
-                 "negative")
+    own = None
+    if method == AGREEMENT and result.ok:
+        own = _own_attempt(ctx, agent, known)
+    if own is not None and own["result"].ok:
+        verdict = _agreement(result, own)
+    else:
+        if own is not None:
+            ctx.note(f"its own SQL fails to execute ({own['result'].error}), so there is no "
+                     f"result to compare: the model judges the SQL instead")
+        verdict = _judge(ctx, known, sql, execution)
+        if verdict["verdict"] == POSITIVE and not result.ok:
+            verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
+            ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
+                     "negative")
     record = {"round": data["round"], "agent": agent, "sql": sql, "sql_by": author,
               "verdict": verdict["verdict"], "reason": verdict["reason"],
-              "execution": execution}
+              "execution": execution, "method": method}
+    if own is not None:
+        record.update(own_sql=own["sql"], own_execution=execution_text(own["result"]),
+                      own_runs=own["result"].ok, agrees=verdict.get("agrees"))
+        if own.get("sub_questions") is not None:
+            record["own_sub_questions"] = own["sub_questions"]
     data["checks"] = list(data.get("checks") or []) + [record]
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["check"] = record
     ctx.set_output(SQLCheck(round=data["round"], agent=agent_label(agent),
                             verdict=verdict["verdict"], reason=verdict["reason"],
                             sql_by=agent_label(author) if author else "edited",
-                            execution=execution, sql=sql), sql=sql)
+                            execution=execution, sql=sql, method=method,
+                            own_sql=record.get("own_sql"),
+                            own_execution=record.get("own_execution"),
+                            agrees=record.get("agrees")), sql=sql)
     if verdict["verdict"] == POSITIVE:
-        data["stop_reason"] = f"{agent_label(agent)} judged the SQL correct"
+        data["stop_reason"] = (f"{agent_label(agent)}'s own SQL returns the same result"
+                               if verdict.get("agrees") else
+                               f"{agent_label(agent)} judged the SQL correct")
         return None
     return f"generate:{agent}"
+
+
+def _judge(ctx: StepContext, known: ops.SchemaMap, sql: str, execution: str) -> dict:
+    """The paper's check: the model's verdict and reason on ``sql``, given its execution."""
+    schema_text, fk_text = schema_texts(ctx, known)
+    prompt = render(load(str(HERE), "check"), schema=schema_text, foreign_keys=fk_text,
+                    question=question_text(ctx), sql=sql, execution=execution)
+    return ctx.ask(user_message(prompt), parse=parse_check, json_schema=CHECK_JSON_SCHEMA,
+                   max_tokens=CHECK_MAX_TOKENS)
+
+
+def _own_attempt(ctx: StepContext, agent: int, known: ops.SchemaMap) -> dict | None:
+    """The checking agent's own SQL for the question, written as its generation would be
+    (its extracted schema, no feedback), and its execution; None when it extracted nothing."""
+    extracted = extracted_schema(ctx, known)
+    if not extracted:
+        ctx.note(f"{agent_label(agent)} extracted no table, so it writes no SQL of its own to "
+                 f"compare: the model judges the SQL instead")
+        return None
+    sql, sub_questions = _write(ctx, extracted, None)
+    return {"sql": sql, "sub_questions": sub_questions,
+            "result": ctx.execute(sql, record=False)}
+
+
+def _agreement(checked, own: dict) -> dict:
+    """Positive when the checked SQL and the agent's own return the same result."""
+    agrees = results_equal(Candidate.from_result("checked", checked.sql, checked),
+                           Candidate.from_result("own", own["sql"], own["result"]))
+    if agrees:
+        reason = "its own SQL, written from its extracted schema, returns the same result"
+    else:
+        reason = (f"its own SQL, written from its extracted schema, returns a different result "
+                  f"({_rows_text(own['result'])} against {_rows_text(checked)})")
+    return {"verdict": POSITIVE if agrees else NEGATIVE, "reason": reason, "agrees": agrees}
 
 
 def generate(ctx: StepContext, agent: int) -> str | None:
     """SQL generation (4.3): the round's agent writes SQL from its extracted schema."""
     data = ctx.data
     known = known_schema(ctx, agent)
-    extracted = ops.in_schema_order(ops.intersect(data.get("extracted") or {}, known), ctx.schema)
+    extracted = extracted_schema(ctx, known)
     mode = variant(ctx)
     ctx.set_inputs(round=data["round"], tables=list(extracted), variant=mode)
     if not extracted:
@@ -288,9 +367,37 @@ def generate(ctx: StepContext, agent: int) -> str | None:
         ctx.skip(f"{agent_label(agent)} extracted no relevant table, so it writes no SQL "
                  f"this round")
         return next_round(ctx)
-    schema_text, fk_text = schema_texts(ctx, extracted)
     decompose = ctx.params["generation"] == "decompose"
     feedback = None if decompose else _feedback(data, agent)
+    own = _own_sql_of_check(data, agent)
+    if own is not None:  # written in this round's check; asking again would repeat it
+        ctx.set_inputs(written_in_check=True)
+        sql, sub_questions = own["own_sql"], own.get("own_sub_questions")
+    else:
+        sql, sub_questions = _write(ctx, extracted, feedback)
+    result = ctx.execute(sql)
+    data.update(sql=sql, sql_by=agent, sql_round=data["round"])
+    if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
+        data["rounds"][-1]["sql"] = sql
+    parsed = {"round": data["round"], "agent": agent_label(agent), "tables": list(extracted),
+              "strategy": ctx.params["generation"],
+              "feedback": feedback["reason"] if feedback else None,
+              "executes": result.ok, "sql": sql, "written_in_check": own is not None}
+    if sub_questions is not None:
+        parsed["sub_questions"] = sub_questions
+    ctx.set_output(AgentSQL(**parsed), sql=sql)
+    if not result.ok:
+        ctx.note(f"the SQL fails to execute: {result.error}")
+    return next_round(ctx)
+
+
+def _write(ctx: StepContext, extracted: ops.SchemaMap,
+           feedback: dict | None) -> tuple[str, list | None]:
+    """The agent's SQL from ``extracted`` (told ``feedback``, a negative check, if any) and the
+    sub-questions when the decomposition prompt wrote it."""
+    mode = variant(ctx)
+    schema_text, fk_text = schema_texts(ctx, extracted)
+    decompose = ctx.params["generation"] == "decompose"
     sub_questions = None
     if decompose:
         prompt = render(load(str(macsql_decomposer.HERE), "decomposer"), desc_str=schema_text,
@@ -314,20 +421,7 @@ def generate(ctx: StepContext, agent: int) -> str | None:
                                  reason=feedback["reason"] or "(no reason given)")
         sql = ctx.ask(user_message(prompt), parse=extract_sql,
                       max_tokens=GENERATE_MAX_TOKENS).strip()
-    result = ctx.execute(sql)
-    data.update(sql=sql, sql_by=agent, sql_round=data["round"])
-    if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
-        data["rounds"][-1]["sql"] = sql
-    parsed = {"round": data["round"], "agent": agent_label(agent), "tables": list(extracted),
-              "strategy": ctx.params["generation"],
-              "feedback": feedback["reason"] if feedback else None,
-              "executes": result.ok, "sql": sql}
-    if sub_questions is not None:
-        parsed["sub_questions"] = sub_questions
-    ctx.set_output(AgentSQL(**parsed), sql=sql)
-    if not result.ok:
-        ctx.note(f"the SQL fails to execute: {result.error}")
-    return next_round(ctx)
+    return sql, sub_questions
 
 
 def _feedback(data: dict, agent: int) -> dict | None:
@@ -339,5 +433,14 @@ def _feedback(data: dict, agent: int) -> dict | None:
     last = checks[-1]
     if last.get("round") == data["round"] and last.get("agent") == agent \
             and last.get("verdict") == NEGATIVE:
+        return last
+    return None
+
+
+def _own_sql_of_check(data: dict, agent: int) -> dict | None:
+    """This round's negative agreement check by the same agent, when its own SQL ran: that SQL,
+    written from the same extracted schema, is the agent's new SQL."""
+    last = _feedback(data, agent)
+    if last and last.get("method") == AGREEMENT and last.get("own_runs") and last.get("own_sql"):
         return last
     return None
