@@ -162,6 +162,14 @@ BENCHMARKS = [
               "resumed there with a second repair allowed: EX before and after, questions "
               "changed", "the embedded model and the Spider dataset", "about 15 minutes", False,
               _model_and_spider_ready),
+    Benchmark("csma-checks", ["bench/csma_checks.py", "--results",
+                              "bench/results/seed7-csma-compact", "--data", str(SPIDER),
+                              "--param", "check_method=agreement", "--out",
+                              "bench/runs/checks-seed7-csma.json"],
+              "recorded CSMA runs resumed at their first check of SQL that runs, with another "
+              "check method: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 45 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -1,6 +1,6 @@
 """Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
 ``bench/name_error_repairs.py``, ``bench/failed_checks.py``, ``bench/recandidate.py``,
-``bench/second_repairs.py``; the vote
+``bench/second_repairs.py``, ``bench/csma_checks.py``; the vote
 resumed with another order is in ``tests/test_selection.py``), against the scripted
 OpenAI-compatible server."""
 
@@ -518,3 +518,59 @@ def test_a_run_asked_on_a_merged_file_is_resumed_there_and_scored_against_its_ow
                         DatabasePool(), llm, EvalOptions(), ask_path=merged)
     assert row["resumed"] and row["sql_after"] == renamed
     assert (row["before"], row["after"]) == (False, True)
+
+
+@pytest.fixture
+def csma_checks(monkeypatch):
+    return bench_script(monkeypatch, "csma_checks")
+
+
+def test_a_csma_check_of_sql_that_runs_is_resumed_there_with_the_agreement_check(
+        db_path, llm, scripted_llm, csma_checks):
+    """Recorded with the paper's check: agent 1 writes a query that runs and answers too much,
+    and agent 2's model verdict accepts it. Resumed at that check with check_method=agreement,
+    agent 2's own SQL returns another result and goes on; agent 1's own SQL agrees with it."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+    every_singer = "SELECT name FROM singer"
+    tables = json.dumps({"tables": ["singer"]})
+    scripted_llm.push(tables, f"```sql\n{every_singer}\n```", tables,
+                      json.dumps({"verdict": "correct", "reason": "it lists the names"}))
+    with open_database(db_path) as db:
+        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params={}))
+    assert recorded.status == "done" and recorded.final_sql == every_singer
+    index = csma_checks.first_check_of_running_sql(recorded)
+    assert recorded.events[index].step == "check:2"
+    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": every_singer, "pred": {"ok": True}, "run": recorded.to_dict()}
+
+    scripted_llm.push(reply(GOLD), tables, reply(GOLD))
+    row = resume_record(record, CSMA, csma_checks.first_check_of_running_sql,
+                        csma_checks.checks_after, db_path, {"check_method": "agreement"},
+                        DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "check:2"
+    assert (row["before"], row["after"]) == (False, True)
+    assert row["steps"] == ["check:2", "generate:2", "extract:1", "check:1"]
+    assert row["checks"] == [
+        {"step": "check:2", "method": "agreement", "verdict": "negative", "agrees": False},
+        {"step": "check:1", "method": "agreement", "verdict": "positive", "agrees": True}]
+    assert row["stop_reason"] == "Agent 1's own SQL returns the same result"
+    assert row["calls"] == 3 and scripted_llm.remaining == 0
+
+
+def test_a_csma_run_whose_checks_saw_only_failing_sql_is_not_resumed(csma_checks):
+    from agents.events import Run
+    failing = {"ok": False, "error": "no such column: nme"}
+
+    def event(step, execution, status="ok"):
+        return {"index": 0, "step": step, "agent": "", "title": "", "status": status,
+                "execution": execution}
+
+    only_failing = Run.from_dict({"pipeline": "csma", "question": QUESTION, "db_name": "m",
+                                  "events": [event("generate:1", failing),
+                                             event("check:2", failing)]})
+    assert csma_checks.first_check_of_running_sql(only_failing) is None
+    later = Run.from_dict({"pipeline": "csma", "question": QUESTION, "db_name": "m",
+                           "events": [event("generate:1", failing), event("check:2", failing),
+                                      event("generate:2", {"ok": True}),
+                                      event("check:1", {"ok": True})]})
+    assert csma_checks.first_check_of_running_sql(later) == 3
