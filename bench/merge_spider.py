@@ -15,6 +15,11 @@ Usage (outputs are not committed; see bench/README.md)::
 
     python bench/merge_spider.py --data ../shared/data/spider --out bench/merged
 
+``--time-only --repeat 5`` builds nothing: it times the introspection of the files already in
+``--out`` and of a generated 1,000-table schema (``tests/dbfactory.py``'s ``build_wide_db``,
+1,003 tables with the singers among them), each opened ``--repeat`` times, and prints every
+time, the median and the slowest.
+
 then ask the seed-7 questions against one of them::
 
     python -m agents eval --data ../shared/data/spider --pipelines baseline --limit 100 \\
@@ -170,6 +175,30 @@ def timed_introspection(path: Path) -> dict:
         db.close()
 
 
+def time_only(out_dir: Path, repeat: int) -> dict:
+    """Introspection times of the merged files in ``out_dir`` and of a generated 1,000-table
+    schema, each file opened ``repeat`` times in a row."""
+    import statistics
+    import tempfile
+
+    sys.path.append(str(ROOT / "tests"))
+    from dbfactory import build_wide_db
+
+    report = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        wide = build_wide_db(Path(tmp) / "wide_1000.sqlite", tables=1000)
+        for path in [out_dir / MERGED, out_dir / DISTRACTORS, wide]:
+            if not path.is_file():
+                report[path.name] = "missing: build it first"
+                continue
+            runs = [timed_introspection(path) for _ in range(repeat)]
+            seconds = [r["seconds"] for r in runs]
+            report[path.name] = {**{k: v for k, v in runs[0].items() if k != "seconds"},
+                                 "seconds": seconds, "median": statistics.median(seconds),
+                                 "slowest": max(seconds)}
+    return report
+
+
 def build(data: Path, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     db_ids = dev_databases(data)
@@ -194,7 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "spider"))
     parser.add_argument("--out", default=str(ROOT / "bench" / "merged"))
+    parser.add_argument("--time-only", action="store_true",
+                        help="build nothing; time the introspection of the built files and "
+                             "of a generated 1,000-table schema")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="openings of each file with --time-only (default 5)")
     args = parser.parse_args(argv)
+    if args.time_only:
+        print(json.dumps(time_only(Path(args.out), max(1, args.repeat)), indent=2))
+        return 0
     data = Path(args.data)
     if not (data / "dev.json").is_file() or not (data / "tables.json").is_file():
         print(f"error: {data} is not a Spider folder (dev.json, tables.json, database/)",
