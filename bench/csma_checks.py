@@ -8,7 +8,7 @@ own SQL and compares the results, where the paper's check asks the model for a v
 every step before the first ``check:<agent>`` step whose checked SQL ran is the recorded one:
 each such run is resumed there with the given parameters
 (:mod:`agents.evaluation.resume_recorded`), and the rounds after it run as the pipeline goes.
-Runs without such a check (every query failed, or the first check was the last step) keep
+Runs without such a check (every checked query failed, or no query was ever checked) keep
 their recorded verdict. Each row lists the resumed checks: their method, verdict, and whether
 the checker's own SQL returned the same result. Nothing is asserted: it is a measurement.
 """

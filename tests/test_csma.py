@@ -680,8 +680,7 @@ def test_an_agreement_check_that_differs_makes_the_checkers_own_sql_the_new_sql(
     assert check_2.parsed["method"] == "agreement" and check_2.parsed["verdict"] == "negative"
     assert check_2.parsed["agrees"] is False and check_2.parsed["own_sql"] == GOOD_SQL
     assert check_2.parsed["reason"] == ("its own SQL, written from its extracted schema, "
-                                        "returns a different result (2 row(s) against 1 "
-                                        "row(s))")
+                                        "returns a different result (2 row(s) against 1)")
     assert "returned 2 row(s)" in check_2.parsed["own_execution"]
     # the checked SQL's execution is what the step records, not the checker's own
     assert check_2.execution["rows"] == [["Aurora"]]
@@ -723,6 +722,8 @@ def test_an_agreement_check_whose_own_sql_fails_is_judged_by_the_model(fleet, ll
                       sql_block(GOOD_SQL))                           # agent 2 rewrites, told
     run = run_agreement(fleet, llm, max_rounds=2)
     assert run.status == "done", run.error
+    assert steps_of(run)[-1] == "generate:2"
+    assert run.events[-1].data["stop_reason"] == "reached max_rounds (2)"
     check, generate = run.events[4], run.events[5]
     assert len(check.calls) == 2 and check.parsed.get("agrees") is None
     assert check.parsed["own_sql"] == "SELECT cargo FROM voyages"
@@ -771,3 +772,105 @@ def test_an_agreement_run_resumes_from_its_generate_step_without_a_model_call(fl
     assert again.status == "done", again.error
     assert again.events[5].calls == [] and again.final_sql == GOOD_SQL
     assert scripted_llm.remaining == 0 and len(scripted_llm.requests) == 4
+
+
+def test_an_agreement_check_of_the_agents_own_sql_is_judged_by_the_model(fleet, llm,
+                                                                         scripted_llm):
+    """Agent 2 extracts nothing and writes nothing, so agent 1 checks its own SQL in round 3:
+    writing it again would agree with itself, so the model judges."""
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer(), verdict("wrong", "no cargo in it"),  # agent 2
+                      tables_answer("vessels"), verdict("wrong", "still no cargo"),
+                      sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "check:2",
+                             "generate:2", "extract:1", "check:1", "generate:1"]
+    assert run.events[5].status == "skipped"
+    check_2, check_1 = run.events[4], run.events[7]
+    assert len(check_2.calls) == 1 and any("writes no SQL of its own" in n
+                                           for n in check_2.notes)
+    assert len(check_1.calls) == 1 and check_1.parsed.get("own_sql") is None
+    assert any("the SQL to check is Agent 1's own" in n for n in check_1.notes)
+    assert run.final_sql == GOOD_SQL
+
+
+def test_two_empty_results_are_no_agreement_and_the_model_judges(fleet, llm, scripted_llm):
+    nothing = "SELECT hull_name FROM vessels WHERE tonnage > 5000"
+    scripted_llm.push(tables_answer("vessels"), sql_block(nothing),
+                      tables_answer("vessels"),
+                      sql_block("SELECT v.hull_name FROM vessels AS v WHERE v.tonnage > 9999"),
+                      verdict("correct", "it filters the ships"))
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    check = run.events[-1]
+    assert check.step == "check:2" and len(check.calls) == 2
+    assert check.parsed["verdict"] == "positive" and check.parsed.get("agrees") is None
+    assert check.parsed["own_execution"] == "ran without error and returned no rows"
+    assert any("returns no rows either" in n for n in check.notes)
+    assert run.events[-1].data["stop_reason"] == "Agent 2 judged the SQL correct"
+
+
+def test_an_own_sql_answer_without_sql_is_judged_by_the_model(fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer("vessels", "voyages"),
+                      "I cannot tell.", "Still no query.",           # own SQL, and its retry
+                      verdict("correct", "it names the ship"))
+    run = run_agreement(fleet, llm)
+    assert run.status == "done", run.error
+    check = run.events[-1]
+    assert check.step == "check:2" and len(check.calls) == 3
+    assert check.parsed["verdict"] == "positive" and check.parsed.get("own_sql") is None
+    assert any("its own SQL could not be read" in n for n in check.notes)
+
+
+def test_an_agreement_check_with_decomposition_passes_its_sub_questions_on(fleet, llm,
+                                                                          scripted_llm):
+    decomposed = ("Sub question 1: Which cargo kinds did the ship Aurora carry?\n"
+                  f"SQL\n```sql\n{GOOD_SQL}\n```")
+    scripted_llm.push(tables_answer("vessels"), f"```sql\n{HULL_ONLY}\n```",
+                      tables_answer("vessels", "voyages"), decomposed)
+    run = run_agreement(fleet, llm, generation="decompose", max_rounds=2)
+    assert run.status == "done", run.error
+    generate = run.events[5]
+    assert generate.step == "generate:2" and generate.calls == []
+    assert generate.parsed["written_in_check"] is True and generate.sql == GOOD_SQL
+    assert generate.parsed["sub_questions"][0]["question"].startswith("Which cargo kinds")
+
+
+def test_an_unknown_check_method_is_refused_clearly():
+    with pytest.raises(ValueError, match="check_method must be one of"):
+        PIPELINE.resolve_params({"check_method": "vote"})
+
+
+def test_a_generate_step_resumed_with_another_extraction_writes_anew(fleet, llm,
+                                                                     scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
+    first = run_agreement(fleet, llm, max_rounds=2)
+    assert first.status == "done", first.error
+    assert first.events[5].calls == [] and first.final_sql == GOOD_SQL
+    index = 5
+    edited = json.loads(json.dumps(first.events[index - 1].data))
+    edited["extracted"] = {"voyages": edited["extracted"]["voyages"]}  # the user drops a table
+    other = "SELECT cargo_kind FROM voyages WHERE vessel_id = 1"
+    scripted_llm.push(sql_block(other))
+    again = run_to_end(resume_run(PIPELINE, first, index, fleet, llm, data=edited))
+    assert again.status == "done", again.error
+    generate = again.events[index]
+    assert len(generate.calls) == 1 and generate.parsed["written_in_check"] is False
+    assert generate.parsed["tables"] == ["voyages"] and again.final_sql == other
+
+
+def test_the_text_views_show_the_checkers_own_sql_and_where_the_new_sql_came_from():
+    from agents.pipelines.csma.outputs import AgentSQL, SQLCheck
+    check = SQLCheck(verdict="negative", reason="a different result", sql_by="Agent 1",
+                     method="agreement", own_sql=GOOD_SQL, agrees=False)
+    lines = "\n".join(check.text_lines())
+    assert "verdict on Agent 1: negative" in lines and "its own SQL:" in lines
+    assert "hull_name = 'Aurora'" in lines
+    taken = AgentSQL(sql=GOOD_SQL, tables=["vessels", "voyages"], feedback="a different result",
+                     written_in_check=True)
+    lines = "\n".join(taken.text_lines())
+    assert "the SQL it wrote in its check (no new model call)" in lines
+    assert "knows why" not in lines

@@ -71,6 +71,17 @@ def script_csma_agreement(server) -> None:
     )
 
 
+def script_csma_agreement_fallback(server) -> None:
+    """Agent 2's own SQL fails, so the model judges agent 1's SQL after all."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        "```sql\nSELECT stars FROM reviews\n```",                                # 2's own SQL
+        json.dumps({"verdict": "correct", "reason": "it lists the products"}),    # 2 judges
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -190,6 +201,9 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                        server),
             "csma_agreement": run_events("csma", CSMA_QUESTION, script_csma_agreement, shop,
                                          llm, server, params={"check_method": "agreement"}),
+            "csma_agreement_fallback": run_events(
+                "csma", CSMA_QUESTION, script_csma_agreement_fallback, shop, llm, server,
+                params={"check_method": "agreement"}),
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
@@ -299,6 +313,14 @@ def test_csma_agreement_trace_shows_the_checkers_own_sql_and_the_outcome(traces)
     accepted = texts(check_1)
     assert ":green-badge[positive: SQL accepted]" in accepted
     assert ":green-badge[same result]" in accepted
+
+
+def test_csma_agreement_trace_says_when_the_model_judged_instead(traces):
+    at = draw(traces["csma_agreement_fallback"])
+    check = texts(at.status[-1])
+    assert ":green-badge[positive: SQL accepted]" in check
+    assert ":orange-badge[its own SQL does not run: the model judged instead]" in check
+    assert "Its own SQL failed: no such column: stars" in check
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

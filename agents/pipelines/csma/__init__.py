@@ -40,16 +40,20 @@ The ``variant`` parameter keeps the algorithm and changes what a small model is 
 It answered more questions than the paper's prompts on both benchmark samples (53 against 39
 and 52 against 47 of 100), so it is the default; runs recorded before the switch keep ``paper``.
 
-The ``check_method`` parameter keeps when a check happens and what follows it, and changes how
-a query that runs is judged (``verdict``, the default, is the paper's: the model judges it):
+The ``check_method`` parameter keeps when a check happens and that a positive check ends the
+run, and changes how a query that runs is checked (``verdict``, the default, is the paper's:
+the model judges it):
 - ``agreement``: the checking agent writes its own SQL from its extracted schema, as its
   generation would, and both queries are run; the same result (the metric's equality, as in
-  the ``selection`` vote) is a positive check, a different one a negative check whose new SQL
-  is the agent's own (no second call). A 1.5B checker judged almost every query that ran
-  correct, also one written by an agent that lacked the tables only the checker holds; two
-  agents with different schema knowledge rarely agree by accident. When its own SQL does not
-  run, or it extracted nothing, the model judges as in ``verdict``; a query that fails to run
-  is judged as in ``verdict`` too (its error and hint feed the rewrite).
+  the ``selection`` vote) is a positive check, a different one a negative check after which the
+  agent's new SQL is the one it just wrote (no second call, so no writer is told the reason).
+  In seed 7's compact runs (``bench/results/seed7-csma-compact``) the 1.5B checker accepted
+  55 of the 62 first queries that ran, and 22 of those 55 were wrong, among them queries
+  written by an agent that lacked the tables only the checker holds; an agent with other
+  schema knowledge writing the same wrong result is the less likely event. The model judges as in ``verdict`` when the agent extracted nothing,
+  when the query to check is the agent's own, when its own SQL does not run or cannot be
+  read, or when both return no rows; a query that fails to run is judged as in ``verdict``
+  (its error and hint feed the rewrite).
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.

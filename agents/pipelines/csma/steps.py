@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from ...candidates import Candidate, results_equal
-from ...engine import StepContext, StepError
+from ...engine import StepContext, StepError, UnparseableAnswer
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
 from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite
@@ -67,7 +67,10 @@ def initial_data(ctx: StepContext) -> dict:
         "sql": None,
         "sql_by": None,      # agent number that wrote ``sql``
         "sql_round": None,
-        "checks": [],        # every check: round, agent, sql, verdict, reason, execution
+        "checks": [],        # every check: round, agent, sql, sql_by, verdict, reason,
+                             # execution, method; an agreement check's own SQL: own_sql,
+                             # own_execution, own_runs, agrees, own_written_for,
+                             # own_sub_questions
         "rounds": [],        # per round: agent, extracted, global after, check, sql
         "stop_reason": None,
     }
@@ -149,15 +152,15 @@ def execution_text(result, visible: Schema | None = None, db=None,
         return "failed: " + dataclasses.replace(result, hint=hint).feedback()
     if not result.rows:
         return "ran without error and returned no rows"
-    count = _rows_text(result).removesuffix(" row(s)")
+    count = _row_count(result)
     rows = "; ".join("(" + ", ".join(_short(v) for v in row) + ")"
                      for row in result.rows[:PREVIEW_ROWS])
     return f"ran without error and returned {count} row(s), first: {rows}"
 
 
-def _rows_text(result) -> str:
-    count = f"at least {result.row_count}" if result.truncated else str(result.row_count)
-    return f"{count} row(s)"
+def _row_count(result) -> str:
+    """"12", or "at least 1000" for a result cut at the row cap."""
+    return f"at least {result.row_count}" if result.truncated else str(result.row_count)
 
 
 def _short(value) -> str:
@@ -262,8 +265,9 @@ def extract(ctx: StepContext, agent: int) -> str | None:
 
 
 def check(ctx: StepContext, agent: int) -> str | None:
-    """SQL correctness check (4.4): the round's agent judges the previous round's SQL against
-    its latest known schema; a positive verdict ends the run."""
+    """SQL correctness check (4.4): the round's agent checks the previous round's SQL against
+    its latest known schema -- by the model's verdict, or (``check_method=agreement``, SQL that
+    runs) by writing its own SQL and comparing results; a positive check ends the run."""
     data = ctx.data
     sql = (data.get("sql") or "").strip()
     if not sql:
@@ -271,36 +275,15 @@ def check(ctx: StepContext, agent: int) -> str | None:
         return f"generate:{agent}"
     known = known_schema(ctx, agent)
     author = data.get("sql_by")
-    ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
-                   known_tables=list(known), variant=variant(ctx))
     method = check_method(ctx)
-    ctx.set_inputs(check_method=method)
+    ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
+                   known_tables=list(known), variant=variant(ctx), check_method=method)
     result = ctx.execute(sql)
     # no hint when hints are off for the run (``--no-error-hints``)
     execution = execution_text(result, ops.restrict(ctx.schema, known)
                                if ctx.limits.hints else None, ctx.db, ctx.limits.timeout)
-    own = None
-    if method == AGREEMENT and result.ok:
-        own = _own_attempt(ctx, agent, known)
-    if own is not None and own["result"].ok:
-        verdict = _agreement(result, own)
-    else:
-        if own is not None:
-            ctx.note(f"its own SQL fails to execute ({own['result'].error}), so there is no "
-                     f"result to compare: the model judges the SQL instead")
-        verdict = _judge(ctx, known, sql, execution)
-        if verdict["verdict"] == POSITIVE and not result.ok:
-            verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
-            ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
-                     "negative")
-    record = {"round": data["round"], "agent": agent, "sql": sql, "sql_by": author,
-              "verdict": verdict["verdict"], "reason": verdict["reason"],
-              "execution": execution, "method": method}
-    if own is not None:
-        record.update(own_sql=own["sql"], own_execution=execution_text(own["result"]),
-                      own_runs=own["result"].ok, agrees=verdict.get("agrees"))
-        if own.get("sub_questions") is not None:
-            record["own_sub_questions"] = own["sub_questions"]
+    verdict, own = _decide(ctx, agent, known, sql, result, execution, method)
+    record = _check_record(ctx, agent, sql, execution, method, verdict, own)
     data["checks"] = list(data.get("checks") or []) + [record]
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["check"] = record
@@ -319,6 +302,46 @@ def check(ctx: StepContext, agent: int) -> str | None:
     return f"generate:{agent}"
 
 
+def _decide(ctx: StepContext, agent: int, known: ops.SchemaMap, sql: str, result,
+            execution: str, method: str) -> tuple[dict, dict | None]:
+    """The check's verdict (``{"verdict", "reason"}``, plus ``agrees`` when results were
+    compared) and the agent's own attempt, if it wrote one. The model judges unless an
+    agreement check can compare two results that say something."""
+    own = None
+    if method == AGREEMENT and result.ok:
+        own = _own_attempt(ctx, agent, known)
+    if own is not None and own["result"].ok:
+        if own["result"].rows or result.rows:
+            return _agreement(result, own), own
+        ctx.note("its own SQL returns no rows either, which says little: the model judges "
+                 "the SQL instead")
+    elif own is not None:
+        ctx.note(f"its own SQL fails to execute ({own['result'].error}), so there is no "
+                 f"result to compare: the model judges the SQL instead")
+    verdict = _judge(ctx, known, sql, execution)
+    if verdict["verdict"] == POSITIVE and not result.ok:
+        verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
+        ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
+                 "negative")
+    return verdict, own
+
+
+def _check_record(ctx: StepContext, agent: int, sql: str, execution: str, method: str,
+                  verdict: dict, own: dict | None) -> dict:
+    """What ``ctx.data["checks"]`` keeps of a check; with an own attempt, also what the
+    generate step needs to take its SQL as the round's new one (and when it may)."""
+    record = {"round": ctx.data["round"], "agent": agent, "sql": sql,
+              "sql_by": ctx.data.get("sql_by"), "verdict": verdict["verdict"],
+              "reason": verdict["reason"], "execution": execution, "method": method}
+    if own is not None:
+        record.update(own_sql=own["sql"], own_execution=execution_text(own["result"]),
+                      own_runs=own["result"].ok, agrees=verdict.get("agrees"),
+                      own_written_for=own["written_for"])
+        if own.get("sub_questions") is not None:
+            record["own_sub_questions"] = own["sub_questions"]
+    return record
+
+
 def _judge(ctx: StepContext, known: ops.SchemaMap, sql: str, execution: str) -> dict:
     """The paper's check: the model's verdict and reason on ``sql``, given its execution."""
     schema_text, fk_text = schema_texts(ctx, known)
@@ -330,15 +353,33 @@ def _judge(ctx: StepContext, known: ops.SchemaMap, sql: str, execution: str) -> 
 
 def _own_attempt(ctx: StepContext, agent: int, known: ops.SchemaMap) -> dict | None:
     """The checking agent's own SQL for the question, written as its generation would be
-    (its extracted schema, no feedback), and its execution; None when it extracted nothing."""
+    (its extracted schema, no feedback), and its execution. None -- the model judges instead
+    -- when it extracted nothing, when the SQL to check is its own (it would only repeat
+    itself), or when its answer held no SQL even after the retry."""
+    if ctx.data.get("sql_by") == agent:
+        ctx.note(f"the SQL to check is {agent_label(agent)}'s own, so writing it again would "
+                 f"prove nothing: the model judges the SQL instead")
+        return None
     extracted = extracted_schema(ctx, known)
     if not extracted:
         ctx.note(f"{agent_label(agent)} extracted no table, so it writes no SQL of its own to "
                  f"compare: the model judges the SQL instead")
         return None
-    sql, sub_questions = _write(ctx, extracted, None)
-    return {"sql": sql, "sub_questions": sub_questions,
-            "result": ctx.execute(sql, record=False)}
+    try:
+        sql, sub_questions = _write(ctx, extracted, None)
+    except UnparseableAnswer as exc:
+        ctx.note(f"its own SQL could not be read ({exc}): the model judges the SQL instead")
+        return None
+    # run without the name hint: the checker's own failing SQL is only reported, never repaired
+    result = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
+    return {"sql": sql, "sub_questions": sub_questions, "result": result,
+            "written_for": _written_for(ctx, extracted)}
+
+
+def _written_for(ctx: StepContext, extracted: ops.SchemaMap) -> dict:
+    """What an agent's SQL was written from: reused by the generate step only if unchanged."""
+    return {"tables": list(extracted), "variant": variant(ctx),
+            "generation": ctx.params["generation"]}
 
 
 def _agreement(checked, own: dict) -> dict:
@@ -347,14 +388,18 @@ def _agreement(checked, own: dict) -> dict:
                            Candidate.from_result("own", own["sql"], own["result"]))
     if agrees:
         reason = "its own SQL, written from its extracted schema, returns the same result"
+    elif _row_count(own["result"]) == _row_count(checked):
+        reason = ("its own SQL, written from its extracted schema, returns as many rows "
+                  "with other values")
     else:
         reason = (f"its own SQL, written from its extracted schema, returns a different result "
-                  f"({_rows_text(own['result'])} against {_rows_text(checked)})")
+                  f"({_row_count(own['result'])} row(s) against {_row_count(checked)})")
     return {"verdict": POSITIVE if agrees else NEGATIVE, "reason": reason, "agrees": agrees}
 
 
 def generate(ctx: StepContext, agent: int) -> str | None:
-    """SQL generation (4.3): the round's agent writes SQL from its extracted schema."""
+    """SQL generation (4.3): the round's agent writes SQL from its extracted schema -- or,
+    after a negative agreement check, takes the SQL it wrote for that check."""
     data = ctx.data
     known = known_schema(ctx, agent)
     extracted = extracted_schema(ctx, known)
@@ -369,7 +414,7 @@ def generate(ctx: StepContext, agent: int) -> str | None:
         return next_round(ctx)
     decompose = ctx.params["generation"] == "decompose"
     feedback = None if decompose else _feedback(data, agent)
-    own = _own_sql_of_check(data, agent)
+    own = _own_sql_of_check(data, agent, _written_for(ctx, extracted))
     if own is not None:  # written in this round's check; asking again would repeat it
         ctx.set_inputs(written_in_check=True)
         sql, sub_questions = own["own_sql"], own.get("own_sub_questions")
@@ -437,10 +482,13 @@ def _feedback(data: dict, agent: int) -> dict | None:
     return None
 
 
-def _own_sql_of_check(data: dict, agent: int) -> dict | None:
-    """This round's negative agreement check by the same agent, when its own SQL ran: that SQL,
-    written from the same extracted schema, is the agent's new SQL."""
+def _own_sql_of_check(data: dict, agent: int, written_for: dict) -> dict | None:
+    """This round's negative agreement check by the same agent, when its own SQL ran and was
+    written from what the agent would write from now (a step resumed with another extraction
+    or prompt writes anew): that SQL is the agent's new SQL."""
     last = _feedback(data, agent)
-    if last and last.get("method") == AGREEMENT and last.get("own_runs") and last.get("own_sql"):
+    if last and last.get("method") == AGREEMENT and last.get("own_runs") \
+            and isinstance(last.get("own_sql"), str) and last["own_sql"].strip() \
+            and last.get("own_written_for") == written_for:
         return last
     return None
