@@ -50,9 +50,9 @@ the model judges it):
   In seed 7's compact runs (``bench/results/seed7-csma-compact``) the 1.5B checker accepted
   55 of the 62 first queries that ran, and 22 of those 55 were wrong, among them queries
   written by an agent that lacked the tables only the checker holds; an agent with other
-  schema knowledge writing the same wrong result is the less likely event. The model judges as in ``verdict`` when the agent extracted nothing,
-  when the query to check is the agent's own, when its own SQL does not run or cannot be
-  read, or when both return no rows; a query that fails to run is judged as in ``verdict``
+  schema knowledge writing the same wrong result is the less likely event. The model judges
+  as in ``verdict`` when the agent extracted nothing, when the query to check is the agent's
+  own, when its own SQL does not run or cannot be read, or when both return no rows; a query that fails to run is judged as in ``verdict``
   (its error and hint feed the rewrite).
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
