@@ -52,8 +52,8 @@ the model judges it):
   written by an agent that lacked the tables only the checker holds; an agent with other
   schema knowledge writing the same wrong result is the less likely event. The model judges
   as in ``verdict`` when the agent extracted nothing, when the query to check is the agent's
-  own, when its own SQL does not run or cannot be read, or when both return no rows; a query that fails to run is judged as in ``verdict``
-  (its error and hint feed the rewrite).
+  own, when its own SQL does not run or cannot be read, or when both return no rows; a query
+  that fails to run is judged as in ``verdict`` (its error and hint feed the rewrite).
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
