@@ -43,11 +43,6 @@ def checks_after(run: Run, index: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
-        argv = sys.argv[1:]
-    if {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
     return resume_main(argv, PIPELINE, first_check_of_running_sql, checks_after,
                        __doc__.split("\n\n")[0])
 

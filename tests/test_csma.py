@@ -750,17 +750,6 @@ def test_a_checked_sql_that_fails_is_judged_and_rewritten_as_before(fleet, llm, 
     assert run.final_sql == GOOD_SQL and len(scripted_llm.requests) == 5
 
 
-def test_a_checker_that_extracted_nothing_is_judged_by_the_model(fleet, llm, scripted_llm):
-    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL),
-                      tables_answer(), verdict("correct"))
-    run = run_agreement(fleet, llm)
-    assert run.status == "done", run.error
-    check = run.events[-1]
-    assert check.step == "check:2" and len(check.calls) == 1
-    assert check.parsed["verdict"] == "positive" and check.parsed.get("own_sql") is None
-    assert any("writes no SQL of its own" in n for n in check.notes)
-
-
 def test_an_agreement_run_resumes_from_its_generate_step_without_a_model_call(fleet, llm,
                                                                               scripted_llm):
     scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
@@ -811,17 +800,24 @@ def test_two_empty_results_are_no_agreement_and_the_model_judges(fleet, llm, scr
     assert run.events[-1].data["stop_reason"] == "Agent 2 judged the SQL correct"
 
 
-def test_an_own_sql_answer_without_sql_is_judged_by_the_model(fleet, llm, scripted_llm):
-    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
-                      tables_answer("vessels", "voyages"),
-                      "I cannot tell.", "Still no query.",           # own SQL, and its retry
+@pytest.mark.parametrize("second_agent, calls, note", [
+    # agent 2 extracts nothing, so it has nothing to write its own SQL from
+    ([tables_answer()], 1, "writes no SQL of its own"),
+    # agent 2's own answer holds no SQL, even after the retry
+    ([tables_answer("vessels", "voyages"), "I cannot tell.", "Still no query."], 3,
+     "its own SQL could not be read"),
+])
+def test_an_agreement_check_without_an_own_sql_is_judged_by_the_model(
+        fleet, llm, scripted_llm, second_agent, calls, note):
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY), *second_agent,
                       verdict("correct", "it names the ship"))
     run = run_agreement(fleet, llm)
     assert run.status == "done", run.error
     check = run.events[-1]
-    assert check.step == "check:2" and len(check.calls) == 3
+    assert check.step == "check:2" and len(check.calls) == calls
     assert check.parsed["verdict"] == "positive" and check.parsed.get("own_sql") is None
-    assert any("its own SQL could not be read" in n for n in check.notes)
+    assert any(note in n for n in check.notes)
+    assert run.final_sql == HULL_ONLY
 
 
 def test_an_agreement_check_with_decomposition_passes_its_sub_questions_on(fleet, llm,
