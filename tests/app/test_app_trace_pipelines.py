@@ -321,6 +321,11 @@ def test_csma_agreement_trace_says_when_the_model_judged_instead(traces):
     assert ":green-badge[positive: SQL accepted]" in check
     assert ":orange-badge[its own SQL does not run: the model judged instead]" in check
     assert "Its own SQL failed: no such column: stars" in check
+    # when both queries return no rows there is nothing to compare either
+    empty = json.loads(json.dumps(traces["csma_agreement_fallback"]))
+    empty[-1]["parsed"]["own_execution"] = "ran without error and returned no rows"
+    check = texts(draw(empty).status[-1])
+    assert ":orange-badge[both return no rows: the model judged instead]" in check
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):
