@@ -750,12 +750,19 @@ def test_a_checked_sql_that_fails_is_judged_and_rewritten_as_before(fleet, llm, 
     assert run.final_sql == GOOD_SQL and len(scripted_llm.requests) == 5
 
 
-def test_an_agreement_run_resumes_from_its_generate_step_without_a_model_call(fleet, llm,
-                                                                              scripted_llm):
+def differing_agreement_run(fleet, llm, scripted_llm):
+    """Two rounds: agent 2's own SQL differs from agent 1's, so round 2's generate step
+    (event 5) takes it without a call."""
     scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
                       tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
     first = run_agreement(fleet, llm, max_rounds=2)
     assert first.status == "done", first.error
+    return first
+
+
+def test_an_agreement_run_resumes_from_its_generate_step_without_a_model_call(fleet, llm,
+                                                                              scripted_llm):
+    first = differing_agreement_run(fleet, llm, scripted_llm)
     assert first.final_sql == GOOD_SQL
     again = run_to_end(resume_run(PIPELINE, first, 5, fleet, llm))
     assert again.status == "done", again.error
@@ -841,10 +848,7 @@ def test_an_unknown_check_method_is_refused_clearly():
 
 def test_a_generate_step_resumed_with_another_extraction_writes_anew(fleet, llm,
                                                                      scripted_llm):
-    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
-                      tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
-    first = run_agreement(fleet, llm, max_rounds=2)
-    assert first.status == "done", first.error
+    first = differing_agreement_run(fleet, llm, scripted_llm)
     assert first.events[5].calls == [] and first.final_sql == GOOD_SQL
     index = 5
     edited = json.loads(json.dumps(first.events[index - 1].data))
