@@ -56,11 +56,6 @@ def repairs_after(run: Run, index: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
-        argv = sys.argv[1:]
-    if {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
     return resume_main(argv, PIPELINE, first_repair_failing_anew, repairs_after,
                        __doc__.split("\n\n")[0])
 
