@@ -121,15 +121,17 @@ class CSMA(Retrieving, Pipeline):
                   "more answers right than the paper's prompts on both benchmark samples); "
                   "paper: agents extract tables and columns, and a rewrite sees the rejected "
                   "SQL", kind="choice", choices=[COMPACT, PAPER]),
-        ParamSpec("check_method", VERDICT, "how an agent checks the last SQL when it runs: "
-                  "verdict, the paper's check (the model judges it); agreement, for small "
-                  "models: the agent writes its own SQL from its extracted schema, the check "
-                  "is positive when both return the same result, and on a difference its own "
-                  "SQL is the round's new SQL (the model judges when its own SQL does not run)",
-                  kind="choice", choices=[VERDICT, AGREEMENT]),
+        ParamSpec("check_method", AGREEMENT, "how an agent checks the last SQL when it runs: "
+                  "agreement, for small models (the default: more answers right than the "
+                  "model's verdict on both benchmark samples): the agent writes its own SQL "
+                  "from its extracted schema, the check is positive when both return the same "
+                  "result, and on a difference its own SQL is the round's new SQL (the model "
+                  "judges when its own SQL does not run); verdict, the paper's check: the "
+                  "model judges it", kind="choice", choices=[AGREEMENT, VERDICT]),
     ]
-    # the paper's prompts were the default before the compact variant measured better
-    earlier_defaults = {"variant": PAPER}
+    # the paper's prompts and its check were the defaults before the compact variant and the
+    # agreement check measured better
+    earlier_defaults = {"variant": PAPER, "check_method": VERDICT}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),
