@@ -64,11 +64,13 @@ def sql_block(sql: str) -> str:
     return f"```sql\n{sql}\n```"
 
 
-def run_csma(db, llm, question=QUESTION, variant="paper", **params):
-    """A CSMA run to its end; the paper's prompts unless ``variant`` says otherwise (None: the
-    pipeline's default)."""
+def run_csma(db, llm, question=QUESTION, variant="paper", check_method="verdict", **params):
+    """A CSMA run to its end; the paper's prompts and check unless ``variant`` and
+    ``check_method`` say otherwise (None: the pipeline's default)."""
     if variant is not None:
         params["variant"] = variant
+    if check_method is not None:
+        params["check_method"] = check_method
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params))
 
 
@@ -569,18 +571,21 @@ def test_csma_answers_a_simple_sample_question_with_the_embedded_model(sample_db
 
 
 @pytest.mark.real_model
-def test_csma_default_variant_runs_to_sql_that_runs_with_the_embedded_model(sample_dbs,
-                                                                           real_llm):
-    """The default (compact) variant, end to end on the embedded model: every round step ran
-    it and the final SQL runs. How often it is right is measured in bench/README.md, not
-    here (on this question the 1.5B model filters on the delivery date, not the order date)."""
+def test_csma_defaults_run_to_sql_that_runs_with_the_embedded_model(sample_dbs, real_llm):
+    """The defaults (compact variant, agreement check), end to end on the embedded model:
+    every round step ran them and the final SQL runs. How often it is right is measured in
+    bench/README.md, not here (on this question the 1.5B model has filtered on the delivery
+    date, not the order date)."""
     item, shop = cancelled_orders_question()
     db = open_database(sample_dbs / shop["file"])
     try:
-        run = run_csma(db, real_llm, question=item["question"], max_rounds=2, variant=None)
+        run = run_csma(db, real_llm, question=item["question"], max_rounds=2, variant=None,
+                       check_method=None)
         assert run.status == "done", run.error
         rounds = [e for e in run.events if e.step.split(":")[0] in ("extract", "generate")]
         assert rounds and all(e.inputs["variant"] == "compact" for e in rounds)
+        checks = [e for e in run.events if e.step.startswith("check:")]
+        assert all(e.inputs["check_method"] == "agreement" for e in checks)
         assert run.result["ok"], run.result
     finally:
         db.close()
@@ -643,14 +648,18 @@ AGREEMENT_PARTITION = '{"1": ["harbors", "vessels"], "2": ["voyages", "crew_memb
 
 
 def run_agreement(db, llm, **params):
-    return run_csma(db, llm, variant="compact", check_method="agreement",
+    return run_csma(db, llm, variant=None, check_method=None,
                     partition=AGREEMENT_PARTITION, **params)
 
 
-def test_the_paper_check_is_the_default_and_every_check_records_its_method(fleet, llm,
-                                                                           scripted_llm):
-    assert PIPELINE.resolve_params({})["check_method"] == "verdict"
+def test_the_agreement_check_is_the_default_and_recorded_runs_keep_the_paper_check():
+    assert PIPELINE.resolve_params({})["check_method"] == "agreement"
+    assert PIPELINE.resolve_params({})["variant"] == "compact"
     assert PIPELINE.resolve_recorded({})["check_method"] == "verdict"
+    assert PIPELINE.resolve_recorded({"check_method": "agreement"})["check_method"] == "agreement"
+
+
+def test_every_check_records_its_method(fleet, llm, scripted_llm):
     script_two_rounds(scripted_llm, "correct")
     run = run_csma(fleet, llm, delta=3)
     check = run.events[4]

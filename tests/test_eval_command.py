@@ -152,7 +152,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     for name, paper, small, refused in (
             ("deasql", {"variant": "paper"}, {"variant": "compact"},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
-            ("csma", {"variant": "paper"}, {"variant": "compact"},
+            ("csma", {"variant": "paper", "check_method": "verdict"},
+             {"variant": "compact", "check_method": "agreement"},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
                                        "'direct'")):
@@ -164,6 +165,16 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                                                       [pipeline])})
         (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {name: small}}))
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
+    # CSMA's compact variant ran with the model's verdict before the agreement check was its
+    # default: such a folder resumes only when asked for the verdict
+    csma = get_pipeline("csma")
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {**base, "params": {"csma": {"variant": "compact"}}}))
+    with pytest.raises(UsageError, match="'check_method': 'verdict'.* there, "
+                                         ".*'check_method': 'agreement'"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"csma": {"check_method": "verdict"}}, [csma])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(

@@ -536,7 +536,8 @@ def test_a_csma_check_of_sql_that_runs_is_resumed_there_with_the_agreement_check
     scripted_llm.push(tables, f"```sql\n{every_singer}\n```", tables,
                       json.dumps({"verdict": "correct", "reason": "it lists the names"}))
     with open_database(db_path) as db:
-        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params={}))
+        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm,
+                                        params={"check_method": "verdict"}))
     assert recorded.status == "done" and recorded.final_sql == every_singer
     index = csma_checks.first_check_of_running_sql(recorded)
     assert recorded.events[index].step == "check:2"

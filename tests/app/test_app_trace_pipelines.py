@@ -196,9 +196,9 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
         traces = {
             "csma": run_events("csma", CSMA_QUESTION, script_csma, shop, llm, server,
                                params={"n_agents": 2, "delta": 3, "max_rounds": 3,
-                                       "variant": "paper"}),
+                                       "variant": "paper", "check_method": "verdict"}),
             "csma_compact": run_events("csma", CSMA_QUESTION, script_csma_compact, shop, llm,
-                                       server),
+                                       server, params={"check_method": "verdict"}),
             "csma_agreement": run_events("csma", CSMA_QUESTION, script_csma_agreement, shop,
                                          llm, server, params={"check_method": "agreement"}),
             "csma_agreement_fallback": run_events(
@@ -304,6 +304,7 @@ def test_csma_agreement_trace_shows_the_checkers_own_sql_and_the_outcome(traces)
     assert ("**Its own SQL**, written from its extracted schema: :red-badge[different result: "
             "its own SQL is the new SQL]") in rejected
     assert "Its own SQL ran without error and returned" in rejected
+    assert "The checked SQL executed: 94 row(s)" in rejected  # its result, not the own SQL's
     assert "**check\\_method**: agreement" in rejected
     # the checked SQL, then the checker's own
     assert [sql for _, sql in codes(check_2)][:2] == ["SELECT name\nFROM products",

@@ -114,7 +114,9 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
         st.code(format_sql(event.sql), language="sql", wrap_lines=True)
     if event.execution and not (event.execution.get("error") and
                                 holds_text(event.parsed, event.execution["error"])):
-        _render_execution(event.execution)
+        # a step that shows a second query of its own (CSMA's agreement check) ran the first
+        _render_execution(event.execution, "The checked SQL executed"
+                          if getattr(output, "own_sql", None) else "Executed")
     if event.calls:
         cached = (f" ({event.cache_label()}: answered from the response cache, so no model "
                   "time)" if event.cached_calls else "")
@@ -139,12 +141,12 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
         st.caption(f"No model call · {event.seconds:.2f} s")
 
 
-def _render_execution(preview: dict) -> None:
+def _render_execution(preview: dict, label: str = "Executed") -> None:
     if preview.get("ok"):
         frame = preview_frame(preview)
         limit = limit_note(preview)
         more = f" ({limit})" if limit else ""
-        st.caption(f"Executed: {preview.get('row_count', len(frame))} row(s){more} in "
+        st.caption(f"{label}: {preview.get('row_count', len(frame))} row(s){more} in "
                    f"{preview.get('seconds') or 0:.2f} s")
         if not frame.empty:
             st.dataframe(frame.head(5), hide_index=True, width="stretch")

@@ -41,12 +41,13 @@ It answered more questions than the paper's prompts on both benchmark samples (5
 and 52 against 47 of 100), so it is the default; runs recorded before the switch keep ``paper``.
 
 The ``check_method`` parameter keeps when a check happens and that a positive check ends the
-run, and changes how a query that runs is checked (``verdict``, the default, is the paper's:
-the model judges it):
-- ``agreement``: the checking agent writes its own SQL from its extracted schema, as its
-  generation would, and both queries are run; the same result (the metric's equality, as in
-  the ``selection`` vote) is a positive check, a different one a negative check after which the
-  agent's new SQL is the one it just wrote (no second call, so no writer is told the reason).
+run, and changes how a query that runs is checked (``verdict`` is the paper's: the model
+judges it):
+- ``agreement``, the default: the checking agent writes its own SQL from its extracted
+  schema, as its generation would, and both queries are run; the same result (the metric's
+  equality, as in the ``selection`` vote) is a positive check, a different one a negative
+  check after which the agent's new SQL is the one it just wrote (no second call, so no
+  writer is told the reason).
   In seed 7's compact runs (``bench/results/seed7-csma-compact``) the 1.5B checker accepted
   55 of the 62 first queries that ran, and 22 of those 55 were wrong, among them queries
   written by an agent that lacked the tables only the checker holds; an agent with other
@@ -54,6 +55,10 @@ the model judges it):
   as in ``verdict`` when the agent extracted nothing, when the query to check is the agent's
   own, when its own SQL does not run or cannot be read, or when both return no rows; a query
   that fails to run is judged as in ``verdict`` (its error and hint feed the rewrite).
+  Resumed at their first check of a query that runs, the recorded compact runs answered more
+  questions with it than with the model's verdict on both benchmark samples (67 against 57
+  and 60 against 54 of 100), so it is the default; runs recorded before the switch keep
+  ``verdict``.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.

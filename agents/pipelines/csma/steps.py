@@ -38,10 +38,10 @@ PROMPTS = {PAPER: {"extract": "extract", "generate": "generate", "feedback": "fe
            COMPACT: {"extract": "extract_compact", "generate": "generate_compact",
                      "feedback": "feedback_compact"}}
 
-# check_method parameter. "verdict", the paper's check: the model judges the SQL. "agreement",
-# for small models: the checking agent writes its own SQL from its extracted schema and the
-# check is positive when both return the same result (the metric's equality); on a
-# disagreement its own SQL is the round's new SQL. A 1.5B checker judged nearly every query
+# check_method parameter. "verdict", the paper's check: the model judges the SQL. "agreement"
+# (the default), for small models: the checking agent writes its own SQL from its extracted
+# schema and the check is positive when both return the same result (the metric's equality);
+# on a disagreement its own SQL is the round's new SQL. A 1.5B checker judged nearly every query
 # that ran "correct", also one written without the tables only the checker holds.
 VERDICT, AGREEMENT = "verdict", "agreement"
 CHECK_METHODS = (VERDICT, AGREEMENT)
