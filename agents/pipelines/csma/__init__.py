@@ -56,8 +56,8 @@ judges it):
   own, when its own SQL does not run or cannot be read, or when both return no rows; a query
   that fails to run is judged as in ``verdict`` (its error and hint feed the rewrite).
   Resumed at their first check of a query that runs, the recorded compact runs answered more
-  questions with it than with the model's verdict on both benchmark samples (67 against 57
-  and 60 against 54 of 100), so it is the default; runs recorded before the switch keep
+  questions with it than with the model's verdict on both benchmark samples (62 against 53
+  and 57 against 52 of 100), so it is the default; runs recorded before the switch keep
   ``verdict``.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
@@ -131,8 +131,9 @@ class CSMA(Retrieving, Pipeline):
                   "model's verdict on both benchmark samples): the agent writes its own SQL "
                   "from its extracted schema, the check is positive when both return the same "
                   "result, and on a difference its own SQL is the round's new SQL (the model "
-                  "judges when its own SQL does not run); verdict, the paper's check: the "
-                  "model judges it", kind="choice", choices=[AGREEMENT, VERDICT]),
+                  "judges when there is nothing to compare, e.g. its own SQL does not run); "
+                  "verdict, the paper's check: the model judges it", kind="choice",
+                  choices=[AGREEMENT, VERDICT]),
     ]
     # the paper's prompts and its check were the defaults before the compact variant and the
     # agreement check measured better

@@ -112,7 +112,7 @@ def variant(ctx: StepContext) -> str:
 
 
 def check_method(ctx: StepContext) -> str:
-    value = ctx.params.get("check_method", VERDICT)
+    value = ctx.params["check_method"]
     if value not in CHECK_METHODS:
         raise StepError(f"unknown check_method {value!r}; choose one of "
                         f"{', '.join(CHECK_METHODS)}")
