@@ -170,6 +170,14 @@ BENCHMARKS = [
               "check method: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 45 minutes", False,
               _model_and_spider_ready),
+    Benchmark("csma-rewrites", ["bench/csma_rewrites.py", "--results",
+                                "bench/results/seed8-csma-agreement", "--data", str(SPIDER),
+                                "--param", "name_rewrite=true", "--out",
+                                "bench/runs/rewrites-seed8-csma.json"],
+              "recorded CSMA runs resumed where an agent's SQL failed on a column name that one "
+              "clear change makes run, with that version taken: EX before and after, "
+              "questions changed", "the embedded model and the Spider dataset",
+              "about 15 minutes", False, _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

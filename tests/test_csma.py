@@ -883,3 +883,65 @@ def test_the_text_views_show_the_checkers_own_sql_and_where_the_new_sql_came_fro
     lines = "\n".join(taken.text_lines())
     assert "the SQL it wrote in its check (no new model call)" in lines
     assert "knows why" not in lines
+
+
+# -- an agent's SQL rewritten where one clear change makes it run (name_rewrite) --------------
+
+def test_a_failing_column_name_is_rewritten_into_the_agents_sql_when_asked(fleet, llm,
+                                                                          scripted_llm):
+    written = "SELECT hullname FROM vessels WHERE hullname = 'Aurora'"
+    scripted_llm.push(tables_answer("vessels"), sql_block(written))
+    run = run_agreement(fleet, llm, name_rewrite=True, max_rounds=1)
+    assert run.status == "done", run.error
+    generate = run.events[-1]
+    assert generate.step == "generate:1" and len(generate.calls) == 1
+    assert generate.parsed["written_sql"] == written
+    assert generate.parsed["rewrite"] == ("hullname written hull_name (the column of vessels is "
+                                          "spelt so)")
+    assert generate.parsed["executes"] is True and generate.execution["ok"] is True
+    assert run.final_sql == "SELECT hull_name FROM vessels WHERE hull_name = 'Aurora'"
+    assert run.events[-1].data["sql"] == run.final_sql
+    assert any("rewritten where one clear change makes it run" in n for n in generate.notes)
+    # off, the agent's SQL goes on as written
+    scripted_llm.push(tables_answer("vessels"), sql_block(written))
+    plain = run_agreement(fleet, llm, max_rounds=1)
+    assert plain.final_sql == written and plain.events[-1].parsed["executes"] is False
+    assert "written_sql" not in plain.events[-1].parsed
+
+
+def test_a_rewrite_never_reaches_a_table_the_agent_did_not_extract(fleet, llm, scripted_llm):
+    # the database has the column on voyages, joinable on the key; agent 1 extracted vessels
+    written = "SELECT T1.hull_name FROM vessels AS T1 WHERE T1.cargo_kind = 'coal'"
+    scripted_llm.push(tables_answer("vessels"), sql_block(written))
+    run = run_agreement(fleet, llm, name_rewrite=True, max_rounds=1)
+    generate = run.events[-1]
+    assert generate.parsed["executes"] is False and "rewrite" not in generate.parsed
+    assert run.final_sql == written
+
+
+def test_an_agreement_checks_own_sql_is_rewritten_and_compared(fleet, llm, scripted_llm):
+    own = ("SELECT T2.cargo_kind FROM vessels AS T1 JOIN voyages AS T2 ON T1.vessel_id = "
+           "T2.vessel_id WHERE T2.hull_name = 'Aurora'")
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY),
+                      tables_answer("vessels", "voyages"), sql_block(own))
+    run = run_agreement(fleet, llm, name_rewrite=True, max_rounds=2)
+    assert run.status == "done", run.error
+    assert len(scripted_llm.requests) == 4  # no verdict: the rewritten own SQL ran
+    check, generate = run.events[4], run.events[5]
+    assert check.parsed["own_written_sql"] == own
+    assert check.parsed["own_rewrite"] == ("T2.hull_name written T1.hull_name (vessels, which "
+                                           "the query names T1, has the column)")
+    fixed = own.replace("T2.hull_name", "T1.hull_name")
+    assert check.parsed["own_sql"] == fixed and check.parsed["agrees"] is False
+    assert generate.calls == [] and generate.parsed["written_in_check"] is True
+    assert run.final_sql == fixed and sorted(run.result["rows"]) == [["coal"], ["grain"]]
+
+
+def test_the_text_views_say_when_an_agents_sql_was_rewritten():
+    from agents.pipelines.csma.outputs import AgentSQL, SQLCheck
+    lines = "\n".join(AgentSQL(sql=GOOD_SQL, written_sql="SELECT 1", executes=True,
+                               rewrite="hullname written hull_name").text_lines())
+    assert "its SQL failed and was rewritten: hullname written hull_name" in lines
+    lines = "\n".join(SQLCheck(verdict="negative", own_sql=GOOD_SQL, agrees=False,
+                               own_rewrite="T2.x written T1.x").text_lines())
+    assert "its own SQL failed and was rewritten: T2.x written T1.x" in lines

@@ -1,6 +1,6 @@
 """Recorded runs resumed from one step and scored again (``bench/retry_repeats.py``,
 ``bench/name_error_repairs.py``, ``bench/failed_checks.py``, ``bench/recandidate.py``,
-``bench/second_repairs.py``, ``bench/csma_checks.py``; the vote
+``bench/second_repairs.py``, ``bench/csma_checks.py``, ``bench/csma_rewrites.py``; the vote
 resumed with another order is in ``tests/test_selection.py``), against the scripted
 OpenAI-compatible server."""
 
@@ -575,3 +575,40 @@ def test_a_csma_run_whose_checks_saw_only_failing_sql_is_not_resumed(csma_checks
                                       event("generate:2", {"ok": True}),
                                       event("check:1", {"ok": True})]})
     assert csma_checks.first_check_of_running_sql(later) == 3
+
+
+@pytest.fixture
+def csma_rewrites(monkeypatch):
+    return bench_script(monkeypatch, "csma_rewrites")
+
+
+def test_a_csma_run_is_resumed_where_a_rewrite_would_have_made_its_sql_run(
+        db_path, llm, scripted_llm, csma_rewrites):
+    """Recorded without ``name_rewrite``: agent 1 misspells a column and the run ends on it.
+    Resumed at that generate step with the rewrite on, the same answer is rewritten and runs.
+    A misspelling no single change mends is not resumed."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+    misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
+    tables = json.dumps({"tables": ["singer"]})
+    scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{WRONG}\n```")
+    with open_database(db_path) as db:
+        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params={"max_rounds": 1}))
+        hopeless = run_to_end(start_run(CSMA, QUESTION, db, llm, params={"max_rounds": 1}))
+    assert recorded.final_sql == misspelt and hopeless.final_sql == WRONG
+    assert csma_rewrites.first_rewritable_step(hopeless) is None
+    index = csma_rewrites.first_rewritable_step(recorded)
+    assert recorded.events[index].step == "generate:1"
+    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": misspelt, "pred": {"ok": False}, "run": recorded.to_dict()}
+
+    scripted_llm.push(f"```sql\n{misspelt}\n```")
+    row = resume_record(record, CSMA, csma_rewrites.first_rewritable_step,
+                        csma_rewrites.rewrites_after, db_path, {"name_rewrite": True},
+                        DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "generate:1" and row["calls"] == 1
+    assert (row["before"], row["after"]) == (False, True)
+    assert row["runs_after"] and row["sql_after"] == misspelt.replace("na_me", "name")
+    assert row["rewrites"] == [{"step": "generate:1",
+                                "rewrite": "na_me written name (the column of singer is spelt "
+                                           "so)"}]
+    assert row["stop_reason"] == "reached max_rounds (1)"

@@ -82,6 +82,23 @@ def script_csma_agreement_fallback(server) -> None:
     )
 
 
+CSMA_MISSPELT = "SELECT name FROM products WHERE isactive = 1"
+CSMA_OWN_MISPLACED = CSMA_SQL.replace("AVG(r.rating)", "AVG(p.rating)")
+
+
+def script_csma_rewrite(server) -> None:
+    """With ``name_rewrite``: agent 1 misspells a column and agent 2's own SQL takes one from
+    the wrong alias; each is rewritten into the version that runs."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_MISSPELT}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        f"```sql\n{CSMA_OWN_MISPLACED}\n```",                                  # 2's own SQL
+        json.dumps({"tables": ["products", "reviews"]}),                          # 1 extracts
+        f"```sql\n{CSMA_SQL}\n```",                                              # 1's own SQL
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -204,6 +221,8 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             "csma_agreement_fallback": run_events(
                 "csma", CSMA_QUESTION, script_csma_agreement_fallback, shop, llm, server,
                 params={"check_method": "agreement"}),
+            "csma_rewrite": run_events("csma", CSMA_QUESTION, script_csma_rewrite, shop, llm,
+                                       server, params={"name_rewrite": True}),
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
@@ -327,6 +346,23 @@ def test_csma_agreement_trace_says_when_the_model_judged_instead(traces):
     empty[-1]["parsed"]["own_execution"] = "ran without error and returned no rows"
     check = texts(draw(empty).status[-1])
     assert ":orange-badge[both return no rows: the model judged instead]" in check
+
+
+def test_csma_trace_shows_the_sql_as_written_and_the_change_that_made_it_run(traces):
+    at = draw(traces["csma_rewrite"])
+    generate_1, check_2 = at.status[2], at.status[4]
+    written = texts(generate_1)
+    assert (":blue-badge[rewritten to run] The SQL as the model wrote it failed; one clear "
+            "change makes it run: isactive written is\\_active") in written
+    assert "The SQL fails to execute" not in written
+    # the SQL as written, folded under the change, then the SQL that went on
+    assert [sql for _, sql in codes(generate_1)] == [
+        format_sql(CSMA_MISSPELT), format_sql(CSMA_MISSPELT.replace("isactive", "is_active"))]
+    assert generate_1.expander[0].label == "The SQL as written"
+    checked = texts(check_2)
+    assert ":blue-badge[rewritten to run] Its own SQL as the model wrote it failed" in checked
+    assert "p.rating written r.rating" in checked
+    assert ":red-badge[different result: its own SQL is the new SQL]" in checked
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

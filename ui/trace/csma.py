@@ -107,6 +107,9 @@ def _render_own_sql(check: SQLCheck) -> None:
     else:
         outcome = badge("different result: its own SQL is the new SQL", "red")
     st.markdown(f"**Its own SQL**, written from its extracted schema: {outcome}")
+    if check.own_rewrite and check.own_written_sql:
+        _rewritten("Its own SQL as the model wrote it failed", check.own_written_sql,
+                   check.own_rewrite)
     if check.own_execution:
         st.caption(f"Its own SQL {text(check.own_execution)}")
     st.code(format_sql(check.own_sql), language="sql", wrap_lines=True)
@@ -128,4 +131,14 @@ def render_agent_sql(step: AgentSQL) -> None:
         st.markdown(f"{i}. {text(sub.get('question', ''))}")
     if step.executes is False:
         st.markdown(":orange[**The SQL fails to execute.**]")
+    if step.rewrite and step.written_sql:
+        _rewritten("The SQL as the model wrote it failed", step.written_sql, step.rewrite)
     st.code(format_sql(step.sql), language="sql", wrap_lines=True)
+
+
+def _rewritten(lead: str, written_sql: str, changes: str) -> None:
+    """An agent's failing SQL and the one clear change that made it run (``name_rewrite``)."""
+    st.markdown(f"{badge('rewritten to run', 'blue')} {lead}; one clear change makes it run: "
+                f"{text(changes)}")
+    with st.expander("The SQL as written"):
+        st.code(format_sql(written_sql), language="sql", wrap_lines=True)

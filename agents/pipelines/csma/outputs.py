@@ -68,6 +68,8 @@ class SQLCheck(Output):
     own_sql: str | None = None        # an agreement check: the checker's own SQL
     own_execution: str | None = None  # ... and what it returned
     agrees: bool | None = None        # ... whether both returned the same result
+    own_written_sql: str | None = None  # ... as the model wrote it, when own_sql is its rewrite
+    own_rewrite: str | None = None      # ... and the changes that made it run
 
     def shown_sql(self) -> list[str]:
         return [self.sql or ""]
@@ -77,6 +79,8 @@ class SQLCheck(Output):
         if self.reason:
             lines.append(f"  reason: {' '.join(self.reason.split())}")
         if self.own_sql:
+            if self.own_rewrite:
+                lines.append(f"  its own SQL failed and was rewritten: {self.own_rewrite}")
             lines += ["  its own SQL:", indent(format_sql(self.own_sql), 4)]
         return lines
 
@@ -97,6 +101,8 @@ class AgentSQL(Output):
     executes: bool | None = None
     sub_questions: list[dict] | None = None
     written_in_check: bool | None = None  # its own SQL from this round's agreement check
+    written_sql: str | None = None  # the SQL as the model wrote it, when ``sql`` is its rewrite
+    rewrite: str | None = None      # the changes that made it run
 
     def text_lines(self) -> list[str]:
         lines = [f"  from tables: {short(self.tables)}"]
@@ -104,6 +110,8 @@ class AgentSQL(Output):
             lines.append("  the SQL it wrote in its check (no new model call)")
         elif self.feedback:
             lines.append(f"  knows why the last SQL was rejected: {self.feedback}")
+        if self.rewrite:
+            lines.append(f"  its SQL failed and was rewritten: {self.rewrite}")
         if self.executes is False:
             lines.append("  the SQL fails to execute")
         return lines + ["  SQL:", indent(format_sql(self.sql), 4)]

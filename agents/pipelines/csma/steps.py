@@ -15,7 +15,7 @@ from ...candidates import Candidate, results_equal
 from ...engine import StepContext, StepError, UnparseableAnswer
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
-from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite
+from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite, runnable_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...schema import Schema
@@ -117,6 +117,26 @@ def check_method(ctx: StepContext) -> str:
         raise StepError(f"unknown check_method {value!r}; choose one of "
                         f"{', '.join(CHECK_METHODS)}")
     return value
+
+
+def rewrites_names(ctx: StepContext) -> bool:
+    return bool(ctx.params.get("name_rewrite"))
+
+
+def runnable_version(ctx: StepContext, result, extracted: ops.SchemaMap):
+    """With ``name_rewrite`` on and ``result`` a failure on a column name: the
+    :class:`~agents.name_rewrite.Rewrite` of its SQL that runs, where one clear change within the
+    agent's extracted schema makes it run (never a table or column the agent did not extract).
+    None otherwise. A 1.5B writer told "no such column: indep_year" and the column it meant was
+    seen writing the same name again in every later round; the rewrite is what the hint says."""
+    if result.ok or not rewrites_names(ctx):
+        return None
+    try:
+        return runnable_rewrite(ctx.db, result.error, result.sql,
+                                ops.restrict(ctx.schema, extracted),
+                                timeout=min(ctx.limits.timeout, REWRITE_SECONDS))
+    except Exception:  # a rewrite is a courtesy: failing to build one keeps the agent's SQL
+        return None
 
 
 def extracted_schema(ctx: StepContext, known: ops.SchemaMap) -> ops.SchemaMap:
@@ -293,7 +313,9 @@ def check(ctx: StepContext, agent: int) -> str | None:
                             execution=execution, sql=sql, method=method,
                             own_sql=record.get("own_sql"),
                             own_execution=record.get("own_execution"),
-                            agrees=record.get("agrees")), sql=sql)
+                            agrees=record.get("agrees"),
+                            own_written_sql=record.get("own_written_sql"),
+                            own_rewrite=record.get("own_rewrite")), sql=sql)
     if verdict["verdict"] == POSITIVE:
         data["stop_reason"] = (f"{agent_label(agent)}'s own SQL returns the same result"
                                if verdict.get("agrees") else
@@ -337,6 +359,8 @@ def _check_record(ctx: StepContext, agent: int, sql: str, execution: str, method
         record.update(own_sql=own["sql"], own_execution=execution_text(own["result"]),
                       own_runs=own["result"].ok, agrees=verdict.get("agrees"),
                       own_written_for=own["written_for"])
+        if own.get("rewrite"):
+            record.update(own_written_sql=own["written_sql"], own_rewrite=own["rewrite"])
         if own.get("sub_questions") is not None:
             record["own_sub_questions"] = own["sub_questions"]
     return record
@@ -370,10 +394,21 @@ def _own_attempt(ctx: StepContext, agent: int, known: ops.SchemaMap) -> dict | N
     except UnparseableAnswer as exc:
         ctx.note(f"its own SQL could not be read ({exc}): the model judges the SQL instead")
         return None
-    # run without the name hint: the checker's own failing SQL is only reported, never repaired
+    # run without the name hint: the checker's own failing SQL is only reported, or rewritten
+    # where one clear change makes it run (``name_rewrite``)
     result = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
-    return {"sql": sql, "sub_questions": sub_questions, "result": result,
-            "written_for": _written_for(ctx, extracted)}
+    own = {"sql": sql, "sub_questions": sub_questions, "result": result,
+           "written_for": _written_for(ctx, extracted)}
+    rewrite = runnable_version(ctx, result, extracted)
+    if rewrite is not None:
+        rerun = ctx.db.execute(rewrite.sql, timeout=ctx.limits.timeout,
+                               max_rows=ctx.limits.max_rows)
+        if rerun.ok:
+            ctx.note(f"its own SQL failed ({result.error}); rewritten where one clear change "
+                     f"makes it run: {'; '.join(rewrite.changes)}")
+            own.update(sql=rewrite.sql, result=rerun, written_sql=sql,
+                       rewrite="; ".join(rewrite.changes))
+    return own
 
 
 def _written_for(ctx: StepContext, extracted: ops.SchemaMap) -> dict:
@@ -421,6 +456,15 @@ def generate(ctx: StepContext, agent: int) -> str | None:
     else:
         sql, sub_questions = _write(ctx, extracted, feedback)
     result = ctx.execute(sql)
+    written, rewrite = None, runnable_version(ctx, result, extracted)
+    if rewrite is not None:
+        rerun = ctx.execute(rewrite.sql)
+        if rerun.ok:
+            ctx.note(f"the SQL failed ({result.error}); rewritten where one clear change makes "
+                     f"it run: {'; '.join(rewrite.changes)}")
+            written, sql, result = sql, rewrite.sql, rerun
+        else:  # the rewrite ran in its check, not under the run's limits: keep what was written
+            result = ctx.execute(sql)
     data.update(sql=sql, sql_by=agent, sql_round=data["round"])
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["sql"] = sql
@@ -428,6 +472,8 @@ def generate(ctx: StepContext, agent: int) -> str | None:
               "strategy": ctx.params["generation"],
               "feedback": feedback["reason"] if feedback else None,
               "executes": result.ok, "sql": sql, "written_in_check": own is not None}
+    if written is not None:
+        parsed.update(written_sql=written, rewrite="; ".join(rewrite.changes))
     if sub_questions is not None:
         parsed["sub_questions"] = sub_questions
     ctx.set_output(AgentSQL(**parsed), sql=sql)
