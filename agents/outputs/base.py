@@ -52,6 +52,11 @@ class Output:
         step's SQL under it."""
         return [v for k, v in self.to_dict().items() if _is_sql_key(k) and isinstance(v, str)]
 
+    def executed_label(self) -> str:
+        """How a view introduces the result of the step's executed SQL; an output that shows
+        more than one query says which of them the step executed."""
+        return "Executed"
+
 
 @dataclass
 class Generic(Output):

@@ -343,9 +343,15 @@ def test_csma_agreement_trace_says_when_the_model_judged_instead(traces):
     assert "Its own SQL failed: no such column: stars" in check
     # when both queries return no rows there is nothing to compare either
     empty = json.loads(json.dumps(traces["csma_agreement_fallback"]))
-    empty[-1]["parsed"]["own_execution"] = "ran without error and returned no rows"
+    empty[-1]["parsed"].update(own_execution="ran without error and returned no rows",
+                               own_runs=True)
     check = texts(draw(empty).status[-1])
     assert ":orange-badge[both return no rows: the model judged instead]" in check
+    # a run recorded before checks said whether their own SQL ran is read from its outcome
+    older = json.loads(json.dumps(traces["csma_agreement_fallback"]))
+    assert older[-1]["parsed"].pop("own_runs") is False
+    check = texts(draw(older).status[-1])
+    assert ":orange-badge[its own SQL does not run: the model judged instead]" in check
 
 
 def test_csma_trace_shows_the_sql_as_written_and_the_change_that_made_it_run(traces):

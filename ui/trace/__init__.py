@@ -114,9 +114,7 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
         st.code(format_sql(event.sql), language="sql", wrap_lines=True)
     if event.execution and not (event.execution.get("error") and
                                 holds_text(event.parsed, event.execution["error"])):
-        # a step that shows a second query of its own (CSMA's agreement check) ran the first
-        _render_execution(event.execution, "The checked SQL executed"
-                          if getattr(output, "own_sql", None) else "Executed")
+        _render_execution(event.execution, output.executed_label())
     if event.calls:
         cached = (f" ({event.cache_label()}: answered from the response cache, so no model "
                   "time)" if event.cached_calls else "")

@@ -82,8 +82,8 @@ Round steps record the variant in their inputs (``variant``), checks their metho
 ``StepEvent.parsed``: partition -> ``{"partition", "agents", "private_schemas"}``; extract ->
 ``{"round", "agent", "private_schema", "known_schema", "extracted", "global_schema"}`` (schemas
 as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason", "sql_by",
-"execution", "sql", "method", "own_sql", "own_execution", "agrees"}`` (the last three only for
-an agreement check); generate -> ``{"round", "agent", "tables", "strategy", "feedback",
+"execution", "sql", "method", "own_sql", "own_execution", "own_runs", "agrees"}`` (the last
+four only for an agreement check that wrote its own SQL); generate -> ``{"round", "agent", "tables", "strategy", "feedback",
 "executes", "sql", "written_in_check"}`` (plus ``written_sql`` and ``rewrite`` when the SQL is a
 rewrite; a check's own SQL likewise ``own_written_sql`` and ``own_rewrite``).
 """

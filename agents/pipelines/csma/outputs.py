@@ -67,12 +67,17 @@ class SQLCheck(Output):
     method: str | None = None         # "verdict" (the model judges) or "agreement"
     own_sql: str | None = None        # an agreement check: the checker's own SQL
     own_execution: str | None = None  # ... and what it returned
+    own_runs: bool | None = None      # ... whether it ran (None in runs recorded before)
     agrees: bool | None = None        # ... whether both returned the same result
     own_written_sql: str | None = None  # ... as the model wrote it, when own_sql is its rewrite
     own_rewrite: str | None = None      # ... and the changes that made it run
 
     def shown_sql(self) -> list[str]:
         return [self.sql or ""]
+
+    def executed_label(self) -> str:
+        # an agreement check shows the checker's own SQL too; the step executed the checked one
+        return "The checked SQL executed" if self.own_sql else "Executed"
 
     def text_lines(self) -> list[str]:
         lines = [f"  verdict on {self.sql_by or 'the SQL'}: {self.verdict}"]

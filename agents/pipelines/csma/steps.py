@@ -313,7 +313,7 @@ def check(ctx: StepContext, agent: int) -> str | None:
                             execution=execution, sql=sql, method=method,
                             own_sql=record.get("own_sql"),
                             own_execution=record.get("own_execution"),
-                            agrees=record.get("agrees"),
+                            own_runs=record.get("own_runs"), agrees=record.get("agrees"),
                             own_written_sql=record.get("own_written_sql"),
                             own_rewrite=record.get("own_rewrite")), sql=sql)
     if verdict["verdict"] == POSITIVE:
