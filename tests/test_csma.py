@@ -901,7 +901,7 @@ def test_a_failing_column_name_is_rewritten_into_the_agents_sql_when_asked(fleet
     assert generate.parsed["executes"] is True and generate.execution["ok"] is True
     assert run.final_sql == "SELECT hull_name FROM vessels WHERE hull_name = 'Aurora'"
     assert run.events[-1].data["sql"] == run.final_sql
-    assert any("rewritten where one clear change makes it run" in n for n in generate.notes)
+    assert generate.parsed["written_error"] == "no such column: hullname"
     # off, the agent's SQL goes on as written
     scripted_llm.push(tables_answer("vessels"), sql_block(written))
     plain = run_agreement(fleet, llm, max_rounds=1)
@@ -929,6 +929,7 @@ def test_an_agreement_checks_own_sql_is_rewritten_and_compared(fleet, llm, scrip
     assert len(scripted_llm.requests) == 4  # no verdict: the rewritten own SQL ran
     check, generate = run.events[4], run.events[5]
     assert check.parsed["own_written_sql"] == own
+    assert check.parsed["own_written_error"] == "no such column: T2.hull_name"
     assert check.parsed["own_rewrite"] == ("T2.hull_name written T1.hull_name (vessels, which "
                                            "the query names T1, has the column)")
     fixed = own.replace("T2.hull_name", "T1.hull_name")
@@ -940,8 +941,10 @@ def test_an_agreement_checks_own_sql_is_rewritten_and_compared(fleet, llm, scrip
 def test_the_text_views_say_when_an_agents_sql_was_rewritten():
     from agents.pipelines.csma.outputs import AgentSQL, SQLCheck
     lines = "\n".join(AgentSQL(sql=GOOD_SQL, written_sql="SELECT 1", executes=True,
+                               written_error="no such column: hullname",
                                rewrite="hullname written hull_name").text_lines())
-    assert "its SQL failed and was rewritten: hullname written hull_name" in lines
+    assert ("its SQL failed (no such column: hullname) and was rewritten: hullname written "
+            "hull_name") in lines
     lines = "\n".join(SQLCheck(verdict="negative", own_sql=GOOD_SQL, agrees=False,
                                own_rewrite="T2.x written T1.x").text_lines())
     assert "its own SQL failed and was rewritten: T2.x written T1.x" in lines

@@ -358,15 +358,18 @@ def test_csma_trace_shows_the_sql_as_written_and_the_change_that_made_it_run(tra
     at = draw(traces["csma_rewrite"])
     generate_1, check_2 = at.status[2], at.status[4]
     written = texts(generate_1)
-    assert (":blue-badge[rewritten to run] The SQL as the model wrote it failed; one clear "
-            "change makes it run: isactive written is\\_active") in written
+    assert (":blue-badge[rewritten to run] The SQL as the model wrote it failed (no such "
+            "column: isactive); one clear change makes it run: isactive written is\\_active") \
+        in written
+    assert "rewritten where" not in written  # said once, not again in a note
     assert "The SQL fails to execute" not in written
     # the SQL as written, folded under the change, then the SQL that went on
     assert [sql for _, sql in codes(generate_1)] == [
         format_sql(CSMA_MISSPELT), format_sql(CSMA_MISSPELT.replace("isactive", "is_active"))]
     assert generate_1.expander[0].label == "The SQL as written"
     checked = texts(check_2)
-    assert ":blue-badge[rewritten to run] Its own SQL as the model wrote it failed" in checked
+    assert (":blue-badge[rewritten to run] Its own SQL as the model wrote it failed (no such "
+            "column: p.rating)") in checked
     assert "p.rating written r.rating" in checked
     assert ":red-badge[different result: its own SQL is the new SQL]" in checked
 

@@ -11,6 +11,10 @@ from ...outputs.common import indent
 from ...sqltext import format_sql
 
 
+def _error(error: str | None) -> str:
+    return f" ({error})" if error else ""
+
+
 def _tables(rows: list[dict]) -> str:
     return short([r.get("table") for r in rows]) if rows else "-"
 
@@ -69,8 +73,9 @@ class SQLCheck(Output):
     own_execution: str | None = None  # ... and what it returned
     own_runs: bool | None = None      # ... whether it ran (None in runs recorded before)
     agrees: bool | None = None        # ... whether both returned the same result
-    own_written_sql: str | None = None  # ... as the model wrote it, when own_sql is its rewrite
-    own_rewrite: str | None = None      # ... and the changes that made it run
+    own_written_sql: str | None = None    # ... as the model wrote it, when own_sql is its rewrite
+    own_written_error: str | None = None  # ... the error that SQL failed on
+    own_rewrite: str | None = None        # ... and the changes that made it run
 
     def shown_sql(self) -> list[str]:
         return [self.sql or ""]
@@ -85,7 +90,8 @@ class SQLCheck(Output):
             lines.append(f"  reason: {' '.join(self.reason.split())}")
         if self.own_sql:
             if self.own_rewrite:
-                lines.append(f"  its own SQL failed and was rewritten: {self.own_rewrite}")
+                lines.append(f"  its own SQL failed{_error(self.own_written_error)} and was "
+                             f"rewritten: {self.own_rewrite}")
             lines += ["  its own SQL:", indent(format_sql(self.own_sql), 4)]
         return lines
 
@@ -106,8 +112,9 @@ class AgentSQL(Output):
     executes: bool | None = None
     sub_questions: list[dict] | None = None
     written_in_check: bool | None = None  # its own SQL from this round's agreement check
-    written_sql: str | None = None  # the SQL as the model wrote it, when ``sql`` is its rewrite
-    rewrite: str | None = None      # the changes that made it run
+    written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
+    written_error: str | None = None  # the error it failed on
+    rewrite: str | None = None        # the changes that made it run
 
     def text_lines(self) -> list[str]:
         lines = [f"  from tables: {short(self.tables)}"]
@@ -116,7 +123,8 @@ class AgentSQL(Output):
         elif self.feedback:
             lines.append(f"  knows why the last SQL was rejected: {self.feedback}")
         if self.rewrite:
-            lines.append(f"  its SQL failed and was rewritten: {self.rewrite}")
+            lines.append(f"  its SQL failed{_error(self.written_error)} and was rewritten: "
+                         f"{self.rewrite}")
         if self.executes is False:
             lines.append("  the SQL fails to execute")
         return lines + ["  SQL:", indent(format_sql(self.sql), 4)]

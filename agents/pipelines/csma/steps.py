@@ -315,6 +315,7 @@ def check(ctx: StepContext, agent: int) -> str | None:
                             own_execution=record.get("own_execution"),
                             own_runs=record.get("own_runs"), agrees=record.get("agrees"),
                             own_written_sql=record.get("own_written_sql"),
+                            own_written_error=record.get("own_written_error"),
                             own_rewrite=record.get("own_rewrite")), sql=sql)
     if verdict["verdict"] == POSITIVE:
         data["stop_reason"] = (f"{agent_label(agent)}'s own SQL returns the same result"
@@ -360,7 +361,8 @@ def _check_record(ctx: StepContext, agent: int, sql: str, execution: str, method
                       own_runs=own["result"].ok, agrees=verdict.get("agrees"),
                       own_written_for=own["written_for"])
         if own.get("rewrite"):
-            record.update(own_written_sql=own["written_sql"], own_rewrite=own["rewrite"])
+            record.update(own_written_sql=own["written_sql"],
+                          own_written_error=own["written_error"], own_rewrite=own["rewrite"])
         if own.get("sub_questions") is not None:
             record["own_sub_questions"] = own["sub_questions"]
     return record
@@ -404,10 +406,8 @@ def _own_attempt(ctx: StepContext, agent: int, known: ops.SchemaMap) -> dict | N
         rerun = ctx.db.execute(rewrite.sql, timeout=ctx.limits.timeout,
                                max_rows=ctx.limits.max_rows)
         if rerun.ok:
-            ctx.note(f"its own SQL failed ({result.error}); rewritten where one clear change "
-                     f"makes it run: {'; '.join(rewrite.changes)}")
             own.update(sql=rewrite.sql, result=rerun, written_sql=sql,
-                       rewrite="; ".join(rewrite.changes))
+                       written_error=result.error, rewrite="; ".join(rewrite.changes))
     return own
 
 
@@ -460,9 +460,9 @@ def generate(ctx: StepContext, agent: int) -> str | None:
     if rewrite is not None:
         rerun = ctx.execute(rewrite.sql)
         if rerun.ok:
-            ctx.note(f"the SQL failed ({result.error}); rewritten where one clear change makes "
-                     f"it run: {'; '.join(rewrite.changes)}")
-            written, sql, result = sql, rewrite.sql, rerun
+            written = {"written_sql": sql, "written_error": result.error,
+                       "rewrite": "; ".join(rewrite.changes)}
+            sql, result = rewrite.sql, rerun
         else:  # the rewrite ran in its check, not under the run's limits: keep what was written
             result = ctx.execute(sql)
     data.update(sql=sql, sql_by=agent, sql_round=data["round"])
@@ -473,7 +473,7 @@ def generate(ctx: StepContext, agent: int) -> str | None:
               "feedback": feedback["reason"] if feedback else None,
               "executes": result.ok, "sql": sql, "written_in_check": own is not None}
     if written is not None:
-        parsed.update(written_sql=written, rewrite="; ".join(rewrite.changes))
+        parsed.update(written)
     if sub_questions is not None:
         parsed["sub_questions"] = sub_questions
     ctx.set_output(AgentSQL(**parsed), sql=sql)
