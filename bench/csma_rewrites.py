@@ -71,7 +71,11 @@ def first_rewritable_step(run: Run) -> int | None:
             continue
         sql, error = found
         extracted = (event.data or {}).get("extracted") or {}
-        if runnable_rewrite(db, error, sql, restrict(db.schema, extracted)) is not None:
+        try:
+            rewrite = runnable_rewrite(db, error, sql, restrict(db.schema, extracted))
+        except Exception:  # as in the step: no rewrite, so the option changes nothing here
+            rewrite = None
+        if rewrite is not None:
             return index
     return None
 

@@ -935,7 +935,29 @@ def test_an_agreement_checks_own_sql_is_rewritten_and_compared(fleet, llm, scrip
     fixed = own.replace("T2.hull_name", "T1.hull_name")
     assert check.parsed["own_sql"] == fixed and check.parsed["agrees"] is False
     assert generate.calls == [] and generate.parsed["written_in_check"] is True
+    # the round's SQL, taken from the check, says it is a rewrite too
+    assert generate.parsed["written_sql"] == own and generate.parsed["rewrite"] == \
+        check.parsed["own_rewrite"]
     assert run.final_sql == fixed and sorted(run.result["rows"]) == [["coal"], ["grain"]]
+    # resumed at that generate step with the option off, the agent writes anew
+    scripted_llm.push(sql_block(GOOD_SQL))
+    again = run_to_end(resume_run(PIPELINE, run, 5, fleet, llm,
+                                  params={**run.params, "name_rewrite": False}))
+    assert len(again.events[5].calls) == 1 and again.final_sql == GOOD_SQL
+    assert "rewrite" not in again.events[5].parsed
+
+
+def test_a_checks_own_sql_is_never_rewritten_beyond_its_extracted_tables(fleet, llm,
+                                                                        scripted_llm):
+    # agent 2 extracted voyages only; hull_name is on vessels, joinable, but not its to use
+    own = "SELECT T1.cargo_kind FROM voyages AS T1 WHERE T1.hull_name = 'Aurora'"
+    scripted_llm.push(tables_answer("vessels"), sql_block(HULL_ONLY), tables_answer("voyages"),
+                      sql_block(own), verdict("wrong", "the ship is not named"),
+                      sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm, name_rewrite=True, max_rounds=2)
+    check = run.events[4]
+    assert check.parsed["own_sql"] == own and check.parsed["own_runs"] is False
+    assert "own_rewrite" not in check.parsed and len(check.calls) == 2  # the model judged
 
 
 def test_the_text_views_say_when_an_agents_sql_was_rewritten():

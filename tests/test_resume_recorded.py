@@ -612,3 +612,16 @@ def test_a_csma_run_is_resumed_where_a_rewrite_would_have_made_its_sql_run(
                                 "rewrite": "na_me written name (the column of singer is spelt "
                                            "so)"}]
     assert row["stop_reason"] == "reached max_rounds (1)"
+
+
+def test_a_checks_own_sql_that_failed_on_a_name_is_read_for_the_rewrite(csma_rewrites):
+    from agents.events import StepEvent
+    check = StepEvent.from_dict({
+        "index": 4, "step": "check:2", "agent": "Agent 2", "title": "", "status": "ok",
+        "parsed": {"verdict": "negative", "own_sql": "SELECT T2.x FROM t AS T2",
+                   "own_execution": "failed: no such column: T2.x\nHint: ..."}})
+    assert csma_rewrites.failing_sql(check) == ("SELECT T2.x FROM t AS T2",
+                                                "no such column: T2.x")
+    ran = StepEvent.from_dict({**check.to_dict(), "parsed": {
+        "own_sql": "SELECT 1", "own_execution": "ran without error and returned 1 row(s)"}})
+    assert csma_rewrites.failing_sql(ran) is None

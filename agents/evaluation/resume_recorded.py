@@ -1,10 +1,11 @@
 """Recorded evaluation runs resumed from one of their steps with new parameters, and scored.
 
 What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py``,
-``bench/failed_checks.py``, ``bench/recandidate.py``, ``bench/second_repairs.py`` and
-``bench/csma_checks.py`` are made of. A change that acts only from a certain step on (the vote's
-order of trust; what a repair does when the model repeats itself, what its prompt shows of a
-name error, how many repairs it may make; how a check is made) is measured by
+``bench/failed_checks.py``, ``bench/recandidate.py``, ``bench/second_repairs.py``,
+``bench/csma_checks.py`` and ``bench/csma_rewrites.py`` are made of. A change that acts only
+from a certain step on (the vote's order of trust; what a repair does when the model repeats
+itself, what its prompt shows of a name error, how many repairs it may make; how a check is
+made; what an agent's failing SQL becomes) is measured by
 resuming each recorded run at that step with the engine's ``resume_run``, as the app's "resume
 from here" does: every step before it is the recorded one, so the measurement shows what the
 change does on the same inputs, at the cost of the steps after it only. A run without such a

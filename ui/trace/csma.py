@@ -99,8 +99,9 @@ def _render_own_sql(check: SQLCheck) -> None:
     """An agreement check: the checker's own SQL beside the checked one, and whether their
     results are the same."""
     if check.agrees is None:  # no result to compare with: the model's verdict decided
-        failed = (not check.own_runs if check.own_runs is not None  # runs recorded before
-                  else str(check.own_execution or "").startswith("failed"))  # had no flag
+        # runs recorded before checks had ``own_runs`` are read from the outcome's text
+        failed = (not check.own_runs if check.own_runs is not None
+                  else str(check.own_execution or "").startswith("failed"))
         outcome = badge("its own SQL does not run: the model judged instead" if failed
                         else "both return no rows: the model judged instead", "orange")
     elif check.agrees:

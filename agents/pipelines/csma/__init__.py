@@ -84,9 +84,9 @@ Round steps record the variant in their inputs (``variant``), checks their metho
 as ``[{"table", "columns"}]``); check -> ``{"round", "agent", "verdict", "reason", "sql_by",
 "execution", "sql", "method", "own_sql", "own_execution", "own_runs", "agrees"}`` (the last
 four only for an agreement check that wrote its own SQL); generate -> ``{"round", "agent", "tables", "strategy", "feedback",
-"executes", "sql", "written_in_check"}`` (plus ``written_sql``, ``written_error`` and ``rewrite``
-when the SQL is a rewrite; a check's own SQL likewise ``own_written_sql``, ``own_written_error``
-and ``own_rewrite``).
+"executes", "sql", "written_in_check"}`` (plus ``written_sql``, ``written_error`` and
+``rewrite`` when the SQL is a rewrite; a check's own SQL likewise ``own_written_sql``,
+``own_written_error`` and ``own_rewrite``).
 """
 
 from __future__ import annotations

@@ -70,7 +70,8 @@ def initial_data(ctx: StepContext) -> dict:
         "checks": [],        # every check: round, agent, sql, sql_by, verdict, reason,
                              # execution, method; an agreement check's own SQL: own_sql,
                              # own_execution, own_runs, agrees, own_written_for,
-                             # own_sub_questions
+                             # own_sub_questions; rewritten (name_rewrite): own_written_sql,
+                             # own_written_error, own_rewrite
         "rounds": [],        # per round: agent, extracted, global after, check, sql
         "stop_reason": None,
     }
@@ -128,7 +129,9 @@ def runnable_version(ctx: StepContext, result, extracted: ops.SchemaMap):
     :class:`~agents.name_rewrite.Rewrite` of its SQL that runs, where one clear change within the
     agent's extracted schema makes it run (never a table or column the agent did not extract).
     None otherwise. A 1.5B writer told "no such column: indep_year" and the column it meant was
-    seen writing the same name again in every later round; the rewrite is what the hint says."""
+    seen writing the same name again in every later round; the rewrite is what the hint says.
+    The rewrite sees only the extracted tables, so "the one table that has the column" is one
+    among those (a table the SQL names without the agent having extracted it is not weighed)."""
     if result.ok or not rewrites_names(ctx):
         return None
     try:
@@ -449,22 +452,27 @@ def generate(ctx: StepContext, agent: int) -> str | None:
         return next_round(ctx)
     decompose = ctx.params["generation"] == "decompose"
     feedback = None if decompose else _feedback(data, agent)
-    own = _own_sql_of_check(data, agent, _written_for(ctx, extracted))
+    own = _own_sql_of_check(data, agent, _written_for(ctx, extracted), rewrites_names(ctx))
+    written = None
     if own is not None:  # written in this round's check; asking again would repeat it
         ctx.set_inputs(written_in_check=True)
         sql, sub_questions = own["own_sql"], own.get("own_sub_questions")
+        if own.get("own_rewrite"):  # the check rewrote it: say so here too
+            written = {"written_sql": own.get("own_written_sql"),
+                       "written_error": own.get("own_written_error"),
+                       "rewrite": own["own_rewrite"]}
     else:
         sql, sub_questions = _write(ctx, extracted, feedback)
     result = ctx.execute(sql)
-    written, rewrite = None, runnable_version(ctx, result, extracted)
+    rewrite = runnable_version(ctx, result, extracted)
     if rewrite is not None:
         rerun = ctx.execute(rewrite.sql)
         if rerun.ok:
             written = {"written_sql": sql, "written_error": result.error,
                        "rewrite": "; ".join(rewrite.changes)}
             sql, result = rewrite.sql, rerun
-        else:  # the rewrite ran in its check, not under the run's limits: keep what was written
-            result = ctx.execute(sql)
+        else:  # it ran in runnable_rewrite's trial (one row), not under the run's limits:
+            result = ctx.execute(sql)  # keep the SQL as written, and record its execution
     data.update(sql=sql, sql_by=agent, sql_round=data["round"])
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["sql"] = sql
@@ -528,13 +536,16 @@ def _feedback(data: dict, agent: int) -> dict | None:
     return None
 
 
-def _own_sql_of_check(data: dict, agent: int, written_for: dict) -> dict | None:
+def _own_sql_of_check(data: dict, agent: int, written_for: dict,
+                      rewriting: bool) -> dict | None:
     """This round's negative agreement check by the same agent, when its own SQL ran and was
     written from what the agent would write from now (a step resumed with another extraction
-    or prompt writes anew): that SQL is the agent's new SQL."""
+    or prompt writes anew, and one resumed with ``name_rewrite`` off does not take a rewritten
+    SQL): that SQL is the agent's new SQL."""
     last = _feedback(data, agent)
     if last and last.get("method") == AGREEMENT and last.get("own_runs") \
             and isinstance(last.get("own_sql"), str) and last["own_sql"].strip() \
-            and last.get("own_written_for") == written_for:
+            and last.get("own_written_for") == written_for \
+            and (rewriting or not last.get("own_rewrite")):
         return last
     return None
