@@ -152,8 +152,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     for name, paper, small, refused in (
             ("deasql", {"variant": "paper"}, {"variant": "compact"},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
-            ("csma", {"variant": "paper", "check_method": "verdict"},
-             {"variant": "compact", "check_method": "agreement"},
+            ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False},
+             {"variant": "compact", "check_method": "agreement", "name_rewrite": True},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
                                        "'direct'")):
@@ -174,7 +174,16 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'check_method': 'agreement'"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"check_method": "verdict"}}, [csma])})
+        {"csma": {"check_method": "verdict", "name_rewrite": False}}, [csma])})
+    # ... and one with the agreement check, before agents took the version that runs, only
+    # when asked to leave failing SQL as written
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {**base, "params": {"csma": {"variant": "compact", "check_method": "agreement"}}}))
+    with pytest.raises(UsageError, match="'name_rewrite': False.* there, "
+                                         ".*'name_rewrite': True"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"csma": {"name_rewrite": False}}, [csma])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(

@@ -592,8 +592,9 @@ def test_a_csma_run_is_resumed_where_a_rewrite_would_have_made_its_sql_run(
     tables = json.dumps({"tables": ["singer"]})
     scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{WRONG}\n```")
     with open_database(db_path) as db:
-        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params={"max_rounds": 1}))
-        hopeless = run_to_end(start_run(CSMA, QUESTION, db, llm, params={"max_rounds": 1}))
+        before = {"max_rounds": 1, "name_rewrite": False}
+        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
+        hopeless = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
     assert recorded.final_sql == misspelt and hopeless.final_sql == WRONG
     assert csma_rewrites.first_rewritable_step(hopeless) is None
     index = csma_rewrites.first_rewritable_step(recorded)

@@ -87,7 +87,7 @@ CSMA_OWN_MISPLACED = CSMA_SQL.replace("AVG(r.rating)", "AVG(p.rating)")
 
 
 def script_csma_rewrite(server) -> None:
-    """With ``name_rewrite``: agent 1 misspells a column and agent 2's own SQL takes one from
+    """With the defaults (``name_rewrite``): agent 1 misspells a column and agent 2's own SQL takes one from
     the wrong alias; each is rewritten into the version that runs."""
     server.push(
         json.dumps({"tables": ["products"]}),                                     # 1 extracts
@@ -222,7 +222,7 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                 "csma", CSMA_QUESTION, script_csma_agreement_fallback, shop, llm, server,
                 params={"check_method": "agreement"}),
             "csma_rewrite": run_events("csma", CSMA_QUESTION, script_csma_rewrite, shop, llm,
-                                       server, params={"name_rewrite": True}),
+                                       server),  # the defaults rewrite
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
