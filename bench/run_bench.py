@@ -177,7 +177,7 @@ BENCHMARKS = [
               "recorded CSMA runs resumed where an agent's SQL failed on a column name that one "
               "clear change makes run, with that version taken: EX before and after, "
               "questions changed", "the embedded model and the Spider dataset",
-              "about 15 minutes", False, _model_and_spider_ready),
+              "about 10 minutes", False, _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

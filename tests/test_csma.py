@@ -913,11 +913,13 @@ def test_a_failing_column_name_is_rewritten_into_the_agents_sql_when_asked(fleet
     assert run.final_sql == "SELECT hull_name FROM vessels WHERE hull_name = 'Aurora'"
     assert run.events[-1].data["sql"] == run.final_sql
     assert generate.parsed["written_error"] == "no such column: hullname"
+    assert generate.inputs["name_rewrite"] is True
     # off, the agent's SQL goes on as written
     scripted_llm.push(tables_answer("vessels"), sql_block(written))
     plain = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False)
     assert plain.final_sql == written and plain.events[-1].parsed["executes"] is False
     assert "written_sql" not in plain.events[-1].parsed
+    assert plain.events[-1].inputs["name_rewrite"] is False  # the trace says it was off
 
 
 def test_a_rewrite_never_reaches_a_table_the_agent_did_not_extract(fleet, llm, scripted_llm):

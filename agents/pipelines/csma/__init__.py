@@ -80,7 +80,8 @@ State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {tab
 "Agent 2: Extract question-related schema" and a run resumes from any step.
 
 Round steps record the variant in their inputs (``variant``), checks their method
-(``check_method``).
+(``check_method``), checks and generations whether failing names are rewritten
+(``name_rewrite``).
 
 ``StepEvent.parsed``: partition -> ``{"partition", "agents", "private_schemas"}``; extract ->
 ``{"round", "agent", "private_schema", "known_schema", "extracted", "global_schema"}`` (schemas

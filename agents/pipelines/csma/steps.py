@@ -300,7 +300,8 @@ def check(ctx: StepContext, agent: int) -> str | None:
     author = data.get("sql_by")
     method = check_method(ctx)
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
-                   known_tables=list(known), variant=variant(ctx), check_method=method)
+                   known_tables=list(known), variant=variant(ctx), check_method=method,
+                   name_rewrite=rewrites_names(ctx))
     result = ctx.execute(sql)
     # no hint when hints are off for the run (``--no-error-hints``)
     execution = execution_text(result, ops.restrict(ctx.schema, known)
@@ -442,7 +443,8 @@ def generate(ctx: StepContext, agent: int) -> str | None:
     known = known_schema(ctx, agent)
     extracted = extracted_schema(ctx, known)
     mode = variant(ctx)
-    ctx.set_inputs(round=data["round"], tables=list(extracted), variant=mode)
+    ctx.set_inputs(round=data["round"], tables=list(extracted), variant=mode,
+                   name_rewrite=rewrites_names(ctx))
     if not extracted:
         if data["round"] >= ctx.params["max_rounds"] and not data.get("sql"):
             raise StepError(f"no agent extracted a table relevant to the question in "
