@@ -10,8 +10,8 @@ rewrite within the agent's extracted tables runs (:mod:`agents.name_rewrite`): a
 before the first such step is the recorded one, so each run is resumed there (its model call is
 asked again, temperature 0) and the rounds after it run as the pipeline goes
 (:mod:`agents.evaluation.resume_recorded`). Whether a rewrite exists is decided from the
-recorded SQL, error and extracted tables on the run's own database file, as the step decides
-it; runs without such a step keep their recorded verdict. Each row lists the resumed steps'
+recorded SQL, error and extracted tables on the run's own database file, by the step's own
+:func:`~agents.pipelines.csma.steps.rewrite_within`; runs without such a step keep their recorded verdict. Each row lists the resumed steps'
 rewrites. Nothing is asserted: it is a measurement.
 """
 
@@ -26,9 +26,8 @@ from agents.database import DatabaseError, open_database  # noqa: E402
 from agents.error_hints import NO_SUCH_COLUMN  # noqa: E402
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
-from agents.name_rewrite import runnable_rewrite  # noqa: E402
 from agents.pipelines.csma import PIPELINE  # noqa: E402
-from agents.pipelines.csma.schema_ops import restrict  # noqa: E402
+from agents.pipelines.csma.steps import rewrite_within  # noqa: E402
 
 _OPEN: dict[str, object] = {}
 
@@ -71,11 +70,7 @@ def first_rewritable_step(run: Run) -> int | None:
             continue
         sql, error = found
         extracted = (event.data or {}).get("extracted") or {}
-        try:
-            rewrite = runnable_rewrite(db, error, sql, restrict(db.schema, extracted))
-        except Exception:  # as in the step: no rewrite, so the option changes nothing here
-            rewrite = None
-        if rewrite is not None:
+        if rewrite_within(db, db.schema, error, sql, extracted) is not None:
             return index
     return None
 

@@ -983,3 +983,19 @@ def test_the_text_views_say_when_an_agents_sql_was_rewritten():
     lines = "\n".join(SQLCheck(verdict="negative", own_sql=GOOD_SQL, agrees=False,
                                own_rewrite="T2.x written T1.x").text_lines())
     assert "its own SQL failed and was rewritten: T2.x written T1.x" in lines
+
+
+def test_a_rewrite_that_fails_under_the_runs_limits_is_not_taken(fleet, llm, scripted_llm,
+                                                                 monkeypatch):
+    """The rewrite ran in its one-row trial; should it fail when run for the step, the SQL as
+    written goes on, and the step records that SQL's execution, not the rewrite's."""
+    from agents.name_rewrite import Rewrite
+    written = "SELECT hullname FROM vessels"
+    monkeypatch.setattr(csma_steps, "rewrite_within", lambda *a, **k: Rewrite(
+        sql="SELECT still_missing FROM vessels", changes=("a change",)))
+    scripted_llm.push(tables_answer("vessels"), sql_block(written))
+    run = run_agreement(fleet, llm, max_rounds=1)
+    generate = run.events[-1]
+    assert run.final_sql == written and "rewrite" not in generate.parsed
+    assert generate.execution["ok"] is False
+    assert generate.execution["error"] == "no such column: hullname"

@@ -124,22 +124,40 @@ def rewrites_names(ctx: StepContext) -> bool:
     return bool(ctx.params.get("name_rewrite"))
 
 
-def runnable_version(ctx: StepContext, result, extracted: ops.SchemaMap):
-    """With ``name_rewrite`` on and ``result`` a failure on a column name: the
-    :class:`~agents.name_rewrite.Rewrite` of its SQL that runs, where one clear change within the
-    agent's extracted schema makes it run (never a table or column the agent did not extract).
-    None otherwise. A 1.5B writer told "no such column: indep_year" and the column it meant was
-    seen writing the same name again in every later round; the rewrite is what the hint says.
-    The rewrite sees only the extracted tables, so "the one table that has the column" is one
-    among those (a table the SQL names without the agent having extracted it is not weighed)."""
-    if result.ok or not rewrites_names(ctx):
-        return None
+def rewrite_within(db, schema: Schema, error: str | None, sql: str,
+                   extracted: ops.SchemaMap, timeout: float = REWRITE_SECONDS):
+    """The :class:`~agents.name_rewrite.Rewrite` of ``sql``, failing with ``error``, that runs
+    where one clear change within the ``extracted`` tables and columns of ``schema`` makes it
+    run (never a table or column the agent did not extract); None otherwise. The rewrite sees
+    only those tables, so "the one table that has the column" is one among them (a table the
+    SQL names without the agent having extracted it is not weighed)."""
     try:
-        return runnable_rewrite(ctx.db, result.error, result.sql,
-                                ops.restrict(ctx.schema, extracted),
-                                timeout=min(ctx.limits.timeout, REWRITE_SECONDS))
+        return runnable_rewrite(db, error, sql, ops.restrict(schema, extracted),
+                                timeout=min(timeout, REWRITE_SECONDS))
     except Exception:  # a rewrite is a courtesy: failing to build one keeps the agent's SQL
         return None
+
+
+def runnable_version(ctx: StepContext, result, extracted: ops.SchemaMap, run):
+    """``(sql, result, written)``: an agent's SQL and its execution ``result`` as they are, or,
+    with ``name_rewrite`` on and the SQL failing on a column name that one clear change within
+    the agent's extracted schema makes run (:func:`rewrite_within`), that version run with
+    ``run`` and ``written`` saying what it replaced (``written_sql``, ``written_error``,
+    ``rewrite``). A 1.5B writer told "no such column: indep_year" and the column it meant was
+    seen writing the same name again in every later round; the rewrite is what the hint says.
+    A rewrite that ran in its one-row trial but fails under the run's limits is not taken, and
+    the SQL as written is run again with ``run``, so a recording ``run`` records what goes on."""
+    if result.ok or not rewrites_names(ctx):
+        return result.sql, result, None
+    rewrite = rewrite_within(ctx.db, ctx.schema, result.error, result.sql, extracted,
+                             ctx.limits.timeout)
+    if rewrite is None:
+        return result.sql, result, None
+    rerun = run(rewrite.sql)
+    if not rerun.ok:
+        return result.sql, run(result.sql), None
+    return rewrite.sql, rerun, {"written_sql": result.sql, "written_error": result.error,
+                                "rewrite": "; ".join(rewrite.changes)}
 
 
 def extracted_schema(ctx: StepContext, known: ops.SchemaMap) -> ops.SchemaMap:
@@ -402,17 +420,12 @@ def _own_attempt(ctx: StepContext, agent: int, known: ops.SchemaMap) -> dict | N
         return None
     # run without the name hint: the checker's own failing SQL is only reported, or rewritten
     # where one clear change makes it run (``name_rewrite``)
-    result = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
-    own = {"sql": sql, "sub_questions": sub_questions, "result": result,
-           "written_for": _written_for(ctx, extracted)}
-    rewrite = runnable_version(ctx, result, extracted)
-    if rewrite is not None:
-        rerun = ctx.db.execute(rewrite.sql, timeout=ctx.limits.timeout,
-                               max_rows=ctx.limits.max_rows)
-        if rerun.ok:
-            own.update(sql=rewrite.sql, result=rerun, written_sql=sql,
-                       written_error=result.error, rewrite="; ".join(rewrite.changes))
-    return own
+    def run(query: str):
+        return ctx.db.execute(query, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
+
+    sql, result, written = runnable_version(ctx, run(sql), extracted, run)
+    return {"sql": sql, "sub_questions": sub_questions, "result": result,
+            "written_for": _written_for(ctx, extracted), **(written or {})}
 
 
 def _written_for(ctx: StepContext, extracted: ops.SchemaMap) -> dict:
@@ -465,16 +478,8 @@ def generate(ctx: StepContext, agent: int) -> str | None:
                        "rewrite": own["own_rewrite"]}
     else:
         sql, sub_questions = _write(ctx, extracted, feedback)
-    result = ctx.execute(sql)
-    rewrite = runnable_version(ctx, result, extracted)
-    if rewrite is not None:
-        rerun = ctx.execute(rewrite.sql)
-        if rerun.ok:
-            written = {"written_sql": sql, "written_error": result.error,
-                       "rewrite": "; ".join(rewrite.changes)}
-            sql, result = rewrite.sql, rerun
-        else:  # it ran in runnable_rewrite's trial (one row), not under the run's limits:
-            result = ctx.execute(sql)  # keep the SQL as written, and record its execution
+    sql, result, rewritten = runnable_version(ctx, ctx.execute(sql), extracted, ctx.execute)
+    written = rewritten or written
     data.update(sql=sql, sql_by=agent, sql_round=data["round"])
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["sql"] = sql
