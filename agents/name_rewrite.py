@@ -249,6 +249,32 @@ def runnable_rewrite(db, error: str | None, sql: str, schema, *,
     return None
 
 
+def rewrite_or_none(db, error: str | None, sql: str, schema, *,
+                    timeout: float = REWRITE_SECONDS) -> Rewrite | None:
+    """:func:`runnable_rewrite` within at most ``timeout`` seconds (never more than
+    ``REWRITE_SECONDS``), or None where building one fails: a rewrite is a courtesy, and failing
+    to build one keeps the SQL as written."""
+    try:
+        return runnable_rewrite(db, error, sql, schema, timeout=min(timeout, REWRITE_SECONDS))
+    except Exception:
+        return None
+
+
+def take_rewrite(rewrite: Rewrite | None, result, run):
+    """``(sql, result, written)`` for SQL that ran with ``result``: as it is when ``rewrite`` is
+    None, or ``rewrite`` run with ``run`` (the caller's limits, its recording) and ``written``
+    saying what it replaced (``written_sql``, ``written_error``, ``rewrite``: the changes). A
+    rewrite that ran in its one-row trial but fails under those limits is not taken, and the SQL
+    as written is run again with ``run``, so a recording ``run`` records what goes on."""
+    if rewrite is None:
+        return result.sql, result, None
+    rerun = run(rewrite.sql)
+    if not rerun.ok:
+        return result.sql, run(result.sql), None
+    return rewrite.sql, rerun, {"written_sql": result.sql, "written_error": result.error,
+                                "rewrite": "; ".join(rewrite.changes)}
+
+
 def _scope_tables(scope: Scope, schema) -> list[tuple[str, str]]:
     """(name the scope uses, schema table) for each table source of ``scope`` itself."""
     found = []

@@ -34,6 +34,13 @@ def _spider_ready() -> str | None:
     return None
 
 
+def _endings_ready() -> str | None:
+    for name in ("seed8-deasql-compact/results.jsonl", "rewrite-seed8-deasql.json"):
+        if not (RESULTS.parent / name).is_file():
+            return f"no committed results at bench/results/{name}"
+    return _spider_ready()
+
+
 def _results_ready() -> str | None:
     if not (RESULTS / "results.jsonl").is_file():
         return f"no committed evaluation results at {RESULTS.relative_to(ROOT)}"
@@ -84,6 +91,15 @@ BENCHMARKS = [
               "each pipeline's first SQL and final answer against baseline's: where the gap "
               "to one prompt opens", "the committed results and the Spider databases",
               "a few seconds", True, _results_ready),
+    Benchmark("runnable-endings", ["bench/runnable_endings.py", "--pipeline", "deasql",
+                                   "--results", str(RESULTS.parent / "seed8-deasql-compact"),
+                                   "--resumed", str(RESULTS.parent / "rewrite-seed8-deasql.json"),
+                                   "--data", str(SPIDER), "--out",
+                                   "bench/runs/endings-seed8-deasql.json"],
+              "DEA-SQL's recorded final SQL that fails on a column name replaced by the version "
+              "one clear change makes run (the run's last act, so no model): EX before and after",
+              "the committed results and the Spider databases", "a few seconds", True,
+              _endings_ready),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),

@@ -193,9 +193,12 @@ def _charts(pipelines: dict) -> None:
     right.plotly_chart(px.bar(seconds, x="pipeline", y="seconds", color="percentile",
                               barmode="group", title="Seconds per question"),
                        key="bench_chart_seconds")
+    if len(cost) < 2:  # one point is no trade-off, and its axis ticks were split fractions
+        return
     fig = px.scatter(cost, x="tokens per question", y="EX %", text="pipeline",
                      hover_data=["LLM calls"], title="Accuracy against tokens per question")
     fig.update_traces(textposition="top center", marker={"size": 12})
+    fig.update_xaxes(tickformat=",d", rangemode="tozero")
     st.plotly_chart(fig, key="bench_chart_tradeoff")
 
 

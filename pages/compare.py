@@ -95,7 +95,13 @@ def _stop() -> None:
 def _outcomes(result: ComparisonResult) -> None:
     failed = [o.pipeline for o in result.outcomes if o.group is None]
     failed_text = f" No working result from: {', '.join(failed)}." if failed else ""
-    if result.all_agree:
+    unfinished = [get_pipeline(o.pipeline).title or o.pipeline for o in result.outcomes
+                  if o.status != "done"]
+    if result.all_agree and unfinished:
+        runs = "its run" if len(unfinished) == 1 else "their runs"
+        st.warning(f"All pipelines' last SQL return the same rows, but {', '.join(unfinished)} "
+                   f"did not finish {runs}: the SQL shown is the last each reached.")
+    elif result.all_agree:
         st.success("All pipelines return the same rows.")
     elif len(result.groups) == 1 and len(result.groups[0]) > 1:
         st.warning(f"{' = '.join(result.groups[0])} return the same rows.{failed_text}")
@@ -115,10 +121,11 @@ def _outcomes(result: ComparisonResult) -> None:
             agreement = ("agrees with " + ", ".join(others)) if others else (
                 "no other pipeline agrees" if outcome.group is not None else "no result")
             st.caption(f"{outcome.status} · {agreement}")
-            a, b, c = st.columns(3)
-            a.metric("calls", outcome.calls)
-            b.metric("tokens", f"{outcome.prompt_tokens + outcome.completion_tokens:,}")
-            c.metric("seconds", f"{outcome.seconds:.1f}")
+            # one line, not three metrics: beside three or four pipelines a metric's width
+            # cut a token count to "3,…"
+            calls = f"{outcome.calls:,} call{'' if outcome.calls == 1 else 's'}"
+            st.markdown(f"**{calls}** · **{outcome.prompt_tokens + outcome.completion_tokens:,}"
+                        f"** tokens · **{outcome.seconds:.1f}** s")
             if outcome.error:
                 st.markdown(f":red[{md_text(outcome.error)}]")
             if outcome.final_sql:

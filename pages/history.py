@@ -48,10 +48,11 @@ def _filters(store) -> dict:
 
 # The columns the list shows unless the user asks for more: what tells runs apart and what a
 # reviewer sorts by. The short ones come first, so a narrow window (1024 px with the sidebar
-# open) still shows the outcome, error type, tokens, seconds and run id without a sideways
-# scroll; the question follows (read in full under "Open a run"). The rest are one click away.
-KEY_COLUMNS = ["when", "status", "error type", "tokens", "seconds", "run", "pipeline",
-               "question", "verdict", "accepted"]
+# open) still shows the outcome, the review (verdict, error type, accepted), tokens, seconds
+# and run id without a sideways scroll; the question follows (read in full under "Open a
+# run"). The rest are one click away.
+KEY_COLUMNS = ["when", "status", "verdict", "error type", "accepted", "tokens", "seconds", "run",
+               "pipeline", "question"]
 MORE_COLUMNS = ["database", "calls", "accepted SQL", "accepted by"]
 
 
@@ -60,7 +61,7 @@ def _column_config(zone: str) -> dict:
     return {
         "when": text(f"when ({zone})", width=125),
         "question": text("question", width="large", help="Open the run below to read it in full"),
-        "status": text("status", width=105),
+        "status": text("outcome", width=105, help="how the run ended (the Outcome filter)"),
         "error type": text("error type", width=85),
         "tokens": number("tokens", width=55, format="%d"),
         "seconds": number("s", width=40, format="%.1f", help="seconds"),

@@ -22,30 +22,42 @@ from ui.widgets.db_panel import database_picker
 OUTCOME = "knowledge_outcome"
 
 
-def _report(ok: bool, message: str) -> None:
-    st.session_state[OUTCOME] = (ok, message)
+def _report(ok: bool, message: str, place: str = "top") -> None:
+    st.session_state[OUTCOME] = (ok, message, place)
 
 
-def _do(action, done: str) -> None:
+def _show_outcome(place: str) -> None:
+    """The last action's outcome, where that action's button is (``top``: above the notes)."""
+    outcome = st.session_state.get(OUTCOME)
+    if outcome is not None and outcome[2] == place:
+        del st.session_state[OUTCOME]
+        (st.success if outcome[0] else st.error)(md_text(outcome[1]))
+
+
+def _do(action, done: str, place: str = "top") -> None:
     """Run a store action from a button callback; its outcome is shown on the next run."""
     try:
         action()
     except (ValueError, StoreError) as exc:
-        _report(False, str(exc))
+        message = str(exc)
+        _report(False, message[:1].upper() + message[1:], place)
     except Exception as exc:  # an unexpected store failure is still one message, not a trace
-        _report(False, f"The knowledge could not be saved: {exc}")
+        _report(False, f"The knowledge could not be saved: {exc}", place)
     else:
-        _report(True, done)
+        _report(True, done, place)
 
 
 def _add(store, db_name: str) -> None:
     title = st.session_state.get("kn_new_title") or ""
     text = st.session_state.get("kn_new_text") or ""
+    if not text.strip():
+        _report(False, "Write the note first: the definition or the fact itself.", "new")
+        return
 
     def add() -> None:
         store.add_note(db_name, text, title)
         st.session_state["kn_new_title"] = st.session_state["kn_new_text"] = ""
-    _do(add, "Note added: the next runs on this database will be given it.")
+    _do(add, "Note added: the next runs on this database will be given it.", "new")
 
 
 def _save(store, note_id: int) -> None:
@@ -100,9 +112,7 @@ st.caption("Definitions and facts about a database that its schema does not say,
            "“revenue: UnitPrice × Quantity” or “active customer: status = 1”. Every pipeline "
            "is given the enabled notes of the database it runs on, as evidence.")
 db_key, db = database_picker("knowledge", allow_upload=False)
-outcome = st.session_state.pop(OUTCOME, None)
-if outcome is not None:
-    (st.success if outcome[0] else st.error)(md_text(outcome[1]))
+_show_outcome("top")
 if db is not None:
     try:
         store = ui_services.store()
@@ -122,6 +132,7 @@ if db is not None:
         st.text_area("Note", key="kn_new_text", height=80,
                      placeholder="e.g. UnitPrice * Quantity of the invoice lines")
         st.form_submit_button("Add note", on_click=_add, args=(store, db.name))
+    _show_outcome("new")
     _accepted_section(store, db.name, notes)
     given, left_out = notes_for(store, db.name)
     if given:

@@ -26,6 +26,20 @@ def matching(schema, text: str) -> list:
             or any(wanted in c.name.casefold() for c in t.columns)]
 
 
+def linked_tables(schema, found: list, room: int) -> list[str]:
+    """Up to ``room`` names of tables outside ``found`` that a foreign key links to one of
+    ``found``, so a filtered diagram still draws the relations of what was found."""
+    inside = {t.name.casefold() for t in found}
+    linked: dict[str, str] = {}
+    for fk in schema.foreign_keys:
+        for near, far in ((fk.table, fk.ref_table), (fk.ref_table, fk.table)):
+            table = schema.table(far)
+            if (near.casefold() in inside and far.casefold() not in inside
+                    and table is not None):
+                linked.setdefault(table.name.casefold(), table.name)
+    return list(linked.values())[:max(0, room)]
+
+
 run_through_app()
 st.title("Schema")
 db_key, db = database_picker("schema")
@@ -43,6 +57,9 @@ if db is not None:
                                   placeholder="part of a table or column name")
             found = matching(schema, query)
             st.caption(f"{len(found):,} of {len(schema.tables):,} tables match.")
+        if not found:
+            st.info("No table or column name holds that text.")
+            st.stop()
         st.subheader("Relations")
         if not schema.foreign_keys:
             st.caption("No foreign keys are declared, so there is no relation diagram.")
@@ -50,12 +67,17 @@ if db is not None:
             st.caption(f"The diagram shows at most {MAX_DIAGRAM_TABLES} tables: narrow the "
                        f"search above to draw their relations.")
         else:
-            shown = schema.subset({t.name: "keep_all" for t in found})
-            st.graphviz_chart(schema_dot(shown), width="stretch")
+            linked = (linked_tables(schema, found, MAX_DIAGRAM_TABLES - len(found))
+                      if len(found) < len(schema.tables) else [])
+            if linked:
+                st.caption(f"Also drawn: the {len(linked)} table(s) a foreign key links to "
+                           f"them.")
+            shown = schema.subset({name: "keep_all" for name in
+                                   [t.name for t in found] + linked})
+            # the chart's own size, shrunk to the page when wider: stretched to the page, a
+            # few unlinked boxes stacked in one column grew to thousands of pixels
+            st.graphviz_chart(schema_dot(shown), width="content")
         st.subheader("Tables")
-        if not found:
-            st.info("No table or column name holds that text.")
-            st.stop()
         fk_of = {(fk.table.lower(), fk.column.lower()): f"→ {fk.ref_table}.{fk.ref_column}"
                  for fk in schema.foreign_keys}
         names = [t.name for t in found]
@@ -63,15 +85,18 @@ if db is not None:
         table = schema.table(chosen)
         st.caption(f"{table.row_count_label} rows · {len(table.columns)} columns · primary key: "
                    f"{md_text(', '.join(table.primary_key)) or 'none'}")
-        # a static table, so long example values and descriptions wrap instead of being cut
+        # a static table, so long example values and descriptions wrap instead of being cut;
+        # examples are kept apart by " · " (a value may hold a comma), and the description
+        # column shows only when some column has one
+        described = any(c.description for c in table.columns)
         st.table(pd.DataFrame([{
             "column": c.name,
             "type": c.type or "",
             "key": " ".join(filter(None, ["PK" if c.primary_key else "",
                                           fk_of.get((table.name.lower(), c.name.lower()), "")])),
             "not null": "yes" if c.not_null else "",
-            "examples": ", ".join(map(str, c.examples or [])),
-            "description": c.description or "",
+            "examples": " · ".join(map(str, c.examples or [])),
+            **({"description": c.description or ""} if described else {}),
         } for c in table.columns]), hide_index=True)
         st.markdown("**First rows**")
         preview = db.table_preview(table.name, limit=20)

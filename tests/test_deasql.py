@@ -332,6 +332,39 @@ def test_sql_that_still_fails_is_a_failed_step_with_the_error(db, llm, scripted_
     assert result.status == "failed" and result.final_sql == broken
 
 
+WRONG_ALIAS = ("SELECT T1.name FROM singer_in_concert AS T1 JOIN singer AS T2 "
+               "ON T1.singer_id = T2.singer_id WHERE T1.concert_id = 2")
+
+
+@pytest.mark.parametrize("repair_attempts", [0, 1])
+def test_repairs_ending_on_a_name_error_end_on_the_version_that_runs(db, llm, scripted_llm,
+                                                                     repair_attempts):
+    """The repair repeats the failing SQL (or there is none): the run ends on the one clear
+    rewrite, ``name`` taken from singer (T2), and says so."""
+    script(scripted_llm, **{GENERATE: json.dumps({"sql": WRONG_ALIAS}),
+                            CORRECT: json.dumps({"sql": WRONG_ALIAS}),
+                            REPAIR: json.dumps({"sql": WRONG_ALIAS})})
+    result = run(db, llm, "Who sang in the Autumn concert?", variant=None,
+                 repair_attempts=repair_attempts)
+    assert result.status == "done", result.error
+    step = event(result, "execution_check")
+    assert step.inputs["name_rewrite"] is True and step.parsed["ok"] is True
+    assert step.parsed["written_sql"] == WRONG_ALIAS and "T2.name" in step.parsed["rewrite"]
+    assert "no such column: T1.name" in step.parsed["written_error"]
+    assert len(step.parsed["repairs"]) == repair_attempts
+    assert step.notes[-1].endswith("; rewritten to run")
+    assert result.final_sql == step.sql and "T2.name" in result.final_sql
+    assert [r[0] for r in result.result["rows"]] == ["Ann"]
+
+
+def test_without_name_rewrite_a_name_error_still_fails_the_step(db, llm, scripted_llm):
+    script(scripted_llm, **{GENERATE: json.dumps({"sql": WRONG_ALIAS}),
+                            CORRECT: json.dumps({"sql": WRONG_ALIAS})})
+    result = run(db, llm, variant=None, repair_attempts=0, name_rewrite=False)
+    assert result.status == "failed" and result.final_sql == WRONG_ALIAS
+    assert PIPELINE.resolve_recorded({"variant": "compact"})["name_rewrite"] is False
+
+
 @pytest.mark.parametrize("marker, step, params, question", [
     (ELEMENTS, "elements", {}, QUESTION),
     (FILTER, "information_filter", {}, QUESTION),

@@ -126,31 +126,40 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     from agents.pipelines import get_pipeline
 
     macsql = get_pipeline("macsql")
-    assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper"}
+    assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
+                                       "name_rewrite": False}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
             "model": "m", "error_hints": True, "examples": None}
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
     today = _recorded_params({}, [macsql])
-    assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables"}}
+    assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables",
+                                "name_rewrite": True}}
     with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
                                          "'decomposer_prompt': 'graded'.* now"):
         _check_manifest(tmp_path, {**base, "params": today})
     paper = _recorded_params({"macsql": {"decomposer_prompt": "paper",
-                                         "refiner_prompt": "paper"}}, [macsql])
+                                         "refiner_prompt": "paper", "name_rewrite": False}},
+                             [macsql])
     _check_manifest(tmp_path, {**base, "params": paper})
-    # a folder evaluated with both variants asked for by name resumes with the defaults
+    # a folder evaluated with both variants asked for by name, before the runnable ending,
+    # resumes with it off only
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {
         "decomposer_prompt": "graded", "refiner_prompt": "tables"}}}))
-    _check_manifest(tmp_path, {**base, "params": today})
+    with pytest.raises(UsageError, match="'name_rewrite': False.* there, "
+                                         ".*'name_rewrite': True"):
+        _check_manifest(tmp_path, {**base, "params": today})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"macsql": {"name_rewrite": False}}, [macsql])})
     # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
     # R³'s paper behaviour before its small-model options; a folder of each resumes with what
     # it ran
     r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
-                "fix_prompt": "paper"}
+                "fix_prompt": "paper", "name_rewrite": False}
     r3_small = {"writer_style": "direct", "review_prompt": "strict",
-                "revision_gate": "execution", "fix_prompt": "tables"}
+                "revision_gate": "execution", "fix_prompt": "tables", "name_rewrite": True}
     for name, paper, small, refused in (
-            ("deasql", {"variant": "paper"}, {"variant": "compact"},
+            ("deasql", {"variant": "paper", "name_rewrite": False},
+             {"variant": "compact", "name_rewrite": True},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False},
              {"variant": "compact", "check_method": "agreement", "name_rewrite": True},
@@ -203,10 +212,10 @@ def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_o
     deasql = get_pipeline("deasql")
     with pytest.raises(UsageError, match="'variant': 'paper'.* there"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
-    paper = _recorded_params({"deasql": {"variant": "paper"}}, [deasql])
+    paper = _recorded_params({"deasql": {"variant": "paper", "name_rewrite": False}}, [deasql])
     _check_manifest(tmp_path, {**base, "params": paper})
     written = json.loads((tmp_path / "manifest.json").read_text())
-    assert written["params"] == {"deasql": {"variant": "paper"}}
+    assert written["params"] == {"deasql": {"variant": "paper", "name_rewrite": False}}
     # a pipeline not evaluated there before is free to join the folder with its defaults
     baseline = get_pipeline("baseline")
     _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [baseline])})

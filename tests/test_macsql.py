@@ -388,6 +388,57 @@ def test_refiner_stops_when_the_repair_changes_nothing(small_db, llm, scripted_l
     assert "same SQL" in result.events[-1].notes[0]
 
 
+WRONG_ALIAS = ("SELECT T1.name FROM concert AS T1 JOIN singer AS T2 ON T1.singer_id = T2.singer_id "
+               "WHERE T1.year = 2015")
+
+
+@pytest.mark.parametrize("max_refine", [0, 3])
+def test_a_loop_ending_on_a_name_error_ends_on_the_version_that_runs(small_db, llm, scripted_llm,
+                                                                      max_refine):
+    """max_refine=0: the repairs are spent at once; 3: the repair repeats the failing SQL. Either
+    way the run ends on the one clear rewrite (``name`` is a column of singer, T2), shown as
+    such, with the SQL as written and its error kept in the output."""
+    scripted_llm.when(DECOMPOSER, decomposition(("q", WRONG_ALIAS)))
+    scripted_llm.when(REFINER, f"```sql\n{WRONG_ALIAS}\n```")
+    result = run(small_db, llm, "Who sang in 2015?", max_refine=max_refine)
+
+    last = [e for e in result.events if e.agent == "Refiner"][-1]
+    assert last.parsed["status"] == "rewritten" and last.inputs["name_rewrite"] is True
+    assert last.parsed["written_sql"] == WRONG_ALIAS
+    assert "no such column: T1.name" in last.parsed["written_error"]
+    assert "T2.name" in last.parsed["rewrite"] and "T2.name" in last.sql
+    assert last.execution["ok"] and last.execution["sql"] == last.sql
+    assert not any("rewrit" in n for n in last.notes)  # the output says it, once
+    assert result.final_sql == last.sql and result.result["ok"]
+    assert sorted(r[0] for r in result.result["rows"]) == ["Ana", "Bo"]
+    assert len(requests_for(scripted_llm, REFINER)) == (0 if max_refine == 0 else 1)
+
+
+def test_the_ending_leaves_other_errors_as_they_are(small_db, llm, scripted_llm):
+    """A syntax error, or a name no clear change mends, is not rewritten: the Refiner gives up
+    as before, with the option on."""
+    for broken in ("SELECT name FROM singer WHERE", "SELECT nope FROM singer"):
+        scripted_llm.clear()
+        scripted_llm.when(DECOMPOSER, decomposition(("q", broken)))
+        result = run(small_db, llm, max_refine=0)
+        last = result.events[-1]
+        assert last.parsed["status"] == "gave_up" and "rewrite" not in last.parsed
+        assert result.final_sql == broken and result.result["ok"] is False
+
+
+def test_without_name_rewrite_the_failing_sql_is_kept(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", WRONG_ALIAS)))
+    result = run(small_db, llm, "Who sang in 2015?", max_refine=0, name_rewrite=False)
+    last = result.events[-1]
+    assert last.parsed["status"] == "gave_up" and last.inputs["name_rewrite"] is False
+    assert result.final_sql == WRONG_ALIAS and result.result["ok"] is False
+
+
+def test_runs_recorded_before_the_runnable_ending_keep_the_failing_sql():
+    assert PIPELINE.resolve_recorded({"decomposer_prompt": "graded"})["name_rewrite"] is False
+    assert PIPELINE.resolve_params({})["name_rewrite"] is True
+
+
 @pytest.mark.parametrize("refine_empty", [True, False])
 def test_empty_result_refinement_can_be_switched_off(refine_empty, small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(

@@ -8,7 +8,8 @@ import pytest
 from agents.database import open_database
 from agents.engine import Pipeline, Step, run_to_end, start_run
 from agents.error_hints import execute_with_hint
-from agents.name_rewrite import hint_with_rewrite, rewrite_name_error, runnable_rewrite
+from agents.name_rewrite import (Rewrite, hint_with_rewrite, rewrite_name_error,
+                                 rewrite_or_none, runnable_rewrite, take_rewrite)
 from dbfactory import make_db
 
 BOOKS_SQL = """
@@ -245,3 +246,37 @@ def test_a_failing_check_or_a_broken_schema_leaves_the_error_and_its_hint(books)
     assert "A version that runs" in hint_with_rewrite(Recording(), error, sql, books.schema,
                                                       timeout=30)
     assert len(seen) == 1 and seen[0][0] <= 2.0 and seen[0][1] == 1
+
+
+def test_take_rewrite_runs_the_rewrite_or_keeps_the_sql_as_written(books):
+    """What the pipelines' endings and CSMA's agents take: the rewrite run with the caller's
+    runner, or, when there is none or it fails under the caller's limits, the SQL as written
+    (run again, so a recording runner records what goes on)."""
+    written = "SELECT T1.title FROM author AS T1 JOIN book AS T2 ON T2.author_id = T1.id"
+    failed = books.execute(written)
+    ran: list[str] = []
+
+    def run(sql):
+        ran.append(sql)
+        return books.execute(sql)
+
+    assert take_rewrite(None, failed, run) == (written, failed, None) and ran == []
+    sql, result, what = take_rewrite(rewrite_or_none(books, failed.error, written, books.schema),
+                                     failed, run)
+    assert result.ok and sql == ran[-1] and "T2.title" in sql
+    assert what == {"written_sql": written, "written_error": "no such column: T1.title",
+                    "rewrite": "T1.title written T2.title (book, which the query names T2, "
+                               "has the column)"}
+    ran.clear()
+    broken = Rewrite(sql="SELECT still_missing FROM book", changes=("a change",))
+    sql, result, what = take_rewrite(broken, failed, run)
+    assert (sql, what) == (written, None) and not result.ok
+    assert ran == ["SELECT still_missing FROM book", written]
+
+
+def test_rewrite_or_none_never_raises(books):
+    class Broken:
+        tables = property(lambda self: 1 / 0)
+        foreign_keys = ()
+    assert rewrite_or_none(books, "no such column: T1.title",
+                           "SELECT T1.title FROM author AS T1", Broken()) is None

@@ -587,6 +587,37 @@ def test_tables_fix_prompt_names_the_alias_to_write_and_notices_a_repeat(db, llm
     assert result.final_sql == SQL_A
 
 
+def test_spent_corrections_on_a_name_error_go_on_with_the_version_that_runs(db, llm,
+                                                                            scripted_llm):
+    """The writer repeats the failing SQL until its corrections are spent: the version one
+    clear change makes run (``name`` from singer, T1) goes on to the reviewers, who see it."""
+    scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
+                      invitation(1), approve())
+    result = run(db, llm, n_reviewers=1, max_fix_attempts=1)
+
+    assert result.status == "done", result.error
+    execution = [e for e in result.events if e.step == "execute"][-1]
+    assert execution.inputs["name_rewrite"] is True
+    assert execution.parsed["ok"] is True and execution.parsed["written_sql"] == ALIAS_ERROR
+    assert "no such column: T2.name" in execution.parsed["written_error"]
+    assert "T1.name" in execution.parsed["rewrite"] and execution.sql == result.final_sql
+    assert "T1.name" in result.final_sql and execution.execution["ok"]
+    review = requests_with(scripted_llm, REVIEWER)[0]
+    assert "T1.name" in prompt_text(review) and ALIAS_ERROR not in prompt_text(review)
+    # the loop's state is that of SQL that runs: the reviews see its result, no error is left
+    data = execution.data
+    assert data["sql"] == result.final_sql and data["result"]["sql"] == result.final_sql
+    assert data["fix_attempts"] == 0 and data["last_error"] is None
+    assert data["failed_sqls"][-1] == ALIAS_ERROR
+
+
+def test_without_name_rewrite_spent_corrections_fail_the_run(db, llm, scripted_llm):
+    scripted_llm.push(writer(ALIAS_ERROR), writer(ALIAS_ERROR))
+    result = run(db, llm, n_reviewers=1, max_fix_attempts=1, name_rewrite=False)
+    assert result.status == "failed" and "still fails after 1 correction(s)" in result.error
+    assert PIPELINE.resolve_recorded({"writer_style": "direct"})["name_rewrite"] is False
+
+
 def test_tables_fix_prompt_adds_nothing_for_other_errors(db, llm, scripted_llm):
     scripted_llm.push(writer("SELECT name FROM singer WHERE"), writer(SQL_A), invitation(1),
                       approve())

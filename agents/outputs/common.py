@@ -91,8 +91,11 @@ class Decomposition(Output):
 class SQLRepair(Output):
     """An agent executed SQL and, on an error, repaired it (MAC-SQL's Refiner, R³'s writer).
 
-    ``status``: ``repaired`` (a new SQL from the error), ``ok`` (it runs: nothing to repair) or
-    ``gave_up`` (still failing when the repair budget was spent; the last SQL is kept).
+    ``status``: ``repaired`` (a new SQL from the error), ``ok`` (it runs: nothing to repair),
+    ``gave_up`` (still failing when the repair budget was spent; the last SQL is kept) or
+    ``rewritten`` (still failing then, on a column name, and ``sql_after`` is the version one
+    clear change makes run: ``written_sql`` failed with ``written_error``, ``rewrite`` says
+    what changed; :mod:`agents.pipelines.runnable_ending`).
     """
 
     kind: ClassVar[str] = "sql_repair"
@@ -105,12 +108,19 @@ class SQLRepair(Output):
     attempt: int | None = None
     rows: int | None = None
     reasoning: str | None = None
+    written_sql: str | None = None
+    written_error: str | None = None
+    rewrite: str | None = None
 
     def text_lines(self) -> list[str]:
         if self.status == "ok":
             return [f"  the SQL runs and returns {self.rows} row(s)"]
         if self.status == "gave_up":
             return [f"  still failing ({self.error_class}): {self.error}"]
+        if self.status == "rewritten":
+            return [f"  still failing ({self.error_class}): {self.error}",
+                    f"  rewritten to run: {self.rewrite}",
+                    indent(format_sql(self.sql_after or ""), 4)]
         lines = [f"  error ({self.error_class}): {self.error}"]
         if self.hint:
             lines.append(f"  hint given with the error: {self.hint}")
@@ -120,14 +130,17 @@ class SQLRepair(Output):
     def shown_sql(self) -> list[str]:
         if self.status in ("ok", "gave_up"):
             return ["*"]  # a check of SQL an earlier step showed
-        return [self.sql_before or "", self.sql_after or ""]
+        return [self.sql_before or "", self.sql_after or "", self.written_sql or ""]
 
 
 @register
 @dataclass
 class ExecutionCheck(Output):
     """Whether the SQL runs; a failure and each repair made from it (DEA-SQL's execution check,
-    R³'s execution step). The rows themselves are in the step's execution preview."""
+    R³'s execution step). The rows themselves are in the step's execution preview. With
+    ``rewrite`` set, the SQL that runs is the version of ``written_sql`` (which failed with
+    ``written_error``) that one clear change makes run, taken when the repairs were spent
+    (:mod:`agents.pipelines.runnable_ending`)."""
 
     kind: ClassVar[str] = "execution_check"
     required: ClassVar[tuple[str, ...]] = ("ok",)
@@ -138,11 +151,17 @@ class ExecutionCheck(Output):
     attempt: int | None = None
     round: int | None = None
     repairs: list[dict] = field(default_factory=list)  # SQLRepair-shaped dicts
+    written_sql: str | None = None
+    written_error: str | None = None
+    rewrite: str | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
         for r in self.repairs:
             lines += SQLRepair.from_dict(r).text_lines()
+        if self.rewrite:
+            lines.append(f"  the SQL still failed ({self.written_error}); rewritten to run: "
+                         f"{self.rewrite}")
         if self.ok:
             lines.append(f"  the SQL runs and returns {self.rows} row(s)"
                          if self.rows is not None else "  the SQL runs")
@@ -151,7 +170,7 @@ class ExecutionCheck(Output):
         return lines
 
     def shown_sql(self) -> list[str]:
-        return [r.get("sql_after") or "" for r in self.repairs]
+        return [r.get("sql_after") or "" for r in self.repairs] + [self.written_sql or ""]
 
 
 @register

@@ -44,6 +44,14 @@ class AcceptedPart(StoreConnection):
                            [accepted_id, run_id])
             return accepted_id
 
+    def find_accepted(self, db_name: str, question: str, sql: str) -> dict | None:
+        """The accepted answer already on record for this (question, SQL) pair, or None."""
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT * FROM accepted WHERE db_name = ? AND question = ? AND sql = ?",
+                [db_name, (question or "").strip(), (sql or "").strip()]))
+        return _decoded(rows[0]) if rows else None
+
     def list_accepted(self, db_name: str | None = None) -> list[dict]:
         """Accepted answers, newest first, with ``result_preview`` decoded."""
         where = " WHERE db_name = ?" if db_name else ""

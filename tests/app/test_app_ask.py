@@ -185,6 +185,19 @@ def test_accept_stores_the_answer_and_the_run(app, app_env):
         assert len(store.list_runs()) == 1
 
 
+def test_accepting_the_same_answer_again_says_it_was_accepted_before(app, app_env):
+    app_env.push(f"```sql\n{TOP5}\n```", f"```sql\n{TOP5}\n```")
+    for _ in range(2):
+        ask(app, "What are the five most expensive products?")
+        [b for b in app.button if b.key and b.key.startswith("accept_")][0].click().run()
+    [message] = [s.value for s in app.success if "Accepted" in s.value]
+    assert "were already an accepted answer" in message and "linked to it too" in message
+    assert "\\\\" not in message  # escaped for Markdown once by the page, not twice
+    with Store(default_path()) as store:
+        [accepted] = store.list_accepted()  # the same pair is stored once
+        assert len(store.list_runs(accepted=True)) == 2
+
+
 def test_resume_from_an_edited_step_makes_a_linked_run(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
     ask(app, "Top five products by price?", "macsql", use_selector="always")

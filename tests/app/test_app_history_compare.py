@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 
 import pytest
 
@@ -110,10 +111,29 @@ def test_compare_runs_pipelines_side_by_side(app, app_env):
     compared(app, app_env)
     assert any("same rows" in s.value for s in app.success)
     assert sum("LIMIT 5" in c.value for c in app.code) >= 2
-    metrics = {m.label for m in app.metric}
-    assert {"calls", "tokens", "seconds"} <= metrics
+    costs = [m.value for m in app.markdown if " tokens · " in m.value]
+    assert len(costs) == 2 and all(re.search(r"\*\*\d+ calls?\*\* · \*\*[\d,]+\*\* tokens · "
+                                             r"\*\*[\d.]+\*\* s", c) for c in costs)
     with Store(default_path()) as store:
         assert {r["pipeline"] for r in store.list_runs()} == {"baseline", "macsql"}
+
+
+def test_compare_does_not_call_a_failed_run_agreement(app, app_env):
+    """R³ fails at its Invitation after its SQL ran: the rows agree, the banner says it did not
+    finish instead of a plain success."""
+    app_env.when(WRITER, f"```sql\n{TOP5}\n```").when(
+        "Write an SQL to answer the question", f"```sql\n{TOP5}\n```").when(
+        "invite", "no experts today")
+    app.switch_page("pages/compare.py").run()
+    app.text_area(key="cmp_question").input("Five most expensive products?")
+    app.multiselect(key="cmp_pipelines").set_value(["baseline", "r3"])
+    app.button(key="cmp_go").click().run()
+    assert not app.exception
+    result = app.session_state["cmp_result"]
+    assert result.outcome("r3").status == "failed" and result.all_agree
+    assert not app.success
+    assert any("R³ (Review-Rebuttal-Revision) did not finish its run" in w.value
+               for w in app.warning)
 
 
 def test_compare_needs_two_pipelines_and_a_question(app):

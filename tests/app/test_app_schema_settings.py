@@ -53,9 +53,13 @@ def test_a_large_schema_is_searched_and_its_diagram_kept_readable(app, tmp_path)
     app.text_input(key="schema_filter").input("concert").run()
     dot = app.get("graphviz_chart")[0].proto.spec
     assert '"singer_in_concert" -> "concert"' in dot and "ledger" not in dot
+    # the tables a found one links to are drawn too, so its relations show
+    assert '"singer_in_concert" -> "singer"' in dot
+    assert any("Also drawn" in c.value for c in app.caption)
     assert app.selectbox(key="schema_table").options == ["concert", "singer_in_concert"]
     app.text_input(key="schema_filter").input("no such name").run()
     assert not app.exception and "No table or column name" in app.info[0].value
+    assert not app.get("graphviz_chart")  # no empty diagram above the message
 
 
 def test_dot_quotes_odd_names():

@@ -20,7 +20,8 @@ from agents.sqltext import format_sql
 from app_helpers import TIMEOUT
 from prompt_markers import (DEA_ACTIVE as ACTIVE, DEA_CLASSIFY as CLASSIFY,
                             DEA_CORRECT as CORRECT, DEA_ELEMENTS as ELEMENTS,
-                            DEA_FILTER as FILTER, DEA_GENERATE as GENERATE)
+                            DEA_FILTER as FILTER, DEA_GENERATE as GENERATE, DEA_REPAIR,
+                            MAC_DECOMPOSE)
 
 # -- scripted runs on the shop database ---------------------------------------------------------
 
@@ -171,6 +172,32 @@ def script_deasql_extremum(server) -> None:
     server.when(ACTIVE, f"The question is an extremum problem. The modified SQL: {DEA_REWRITE}")
 
 
+MISPLACED = CSMA_OWN_MISPLACED  # p.rating: rating is a column of reviews (r)
+
+
+def script_deasql_ending(server) -> None:
+    """Generation, self-correction and the execution repair all give SQL taking ``rating`` from
+    the wrong alias: the run ends on the version that runs."""
+    for marker in (GENERATE, CORRECT, DEA_REPAIR):  # the first reply set for a prompt wins
+        server.when(marker, json.dumps({"sql": MISPLACED}))
+    script_deasql(server)
+
+
+def script_macsql_ending(server) -> None:
+    """The Decomposer's SQL takes ``rating`` from the wrong alias; the Refiner repeats it."""
+    server.when(MAC_DECOMPOSE, f"Sub question 1: average rating per product\nSQL\n```sql\n"
+                               f"{MISPLACED}\n```\nQuestion Solved.")
+    server.when("Now please fixup old SQL", f"```sql\n{MISPLACED}\n```")
+
+
+def script_r3_ending(server) -> None:
+    """The writer repeats the failing SQL until its one correction is spent; the version that
+    runs goes to the reviewer, who approves."""
+    server.push(f"```sql\n{MISPLACED}\n```", f"```sql\n{MISPLACED}\n```",
+                "```json\n" + json.dumps({"Reviewer Ada": "Data Analyst"}) + "\n```",
+                "COMMENT: Fine.\nVERDICT: approve")
+
+
 def example_bank() -> ExampleBank:
     bank = ExampleBank()
     bank.add(DEA_EXAMPLE_Q, "SELECT SUM(T1.price) FROM payment AS T1 JOIN player AS T2 "
@@ -183,10 +210,10 @@ def example_bank() -> ExampleBank:
 def run_events(pipeline_name: str, question: str, script, shop, llm, server, *,
                params: dict | None = None, services: dict | None = None) -> list[dict]:
     """The events of one scripted run, as the dicts a stored run holds."""
-    from agents.pipelines import csma, deasql, r3
+    from agents.pipelines import csma, deasql, macsql, r3
 
-    pipeline = {"csma": csma.PIPELINE, "r3": r3.PIPELINE, "deasql": deasql.PIPELINE}[
-        pipeline_name]
+    pipeline = {"csma": csma.PIPELINE, "r3": r3.PIPELINE, "deasql": deasql.PIPELINE,
+                "macsql": macsql.PIPELINE}[pipeline_name]
     server.clear()
     script(server)
     run = run_to_end(start_run(pipeline, question, shop, llm, params=params or {},
@@ -232,6 +259,13 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                          server, services={"examples": example_bank()}),
             "deasql_extremum": run_events("deasql", DEA_EXTREMUM_QUESTION,
                                           script_deasql_extremum, shop, llm, server),
+            # the defaults end a repair loop that fails on a column name on the runnable version
+            "deasql_ending": run_events("deasql", CSMA_QUESTION, script_deasql_ending, shop,
+                                        llm, server, services={"examples": example_bank()}),
+            "macsql_ending": run_events("macsql", CSMA_QUESTION, script_macsql_ending, shop,
+                                        llm, server, params={"use_selector": "never"}),
+            "r3_ending": run_events("r3", CSMA_QUESTION, script_r3_ending, shop, llm, server,
+                                    params={"k": 0, "n_reviewers": 1, "max_fix_attempts": 1}),
         }
     shop.close()
     return traces
@@ -324,7 +358,7 @@ def test_csma_agreement_trace_shows_the_checkers_own_sql_and_the_outcome(traces)
             "its own SQL is the new SQL]") in rejected
     assert "Its own SQL ran without error and returned" in rejected
     assert "The checked SQL executed: 94 row(s)" in rejected  # its result, not the own SQL's
-    assert "**check\\_method**: agreement" in rejected
+    assert "**check method**: agreement" in rejected
     # the checked SQL, then the checker's own
     assert [sql for _, sql in codes(check_2)][:2] == ["SELECT name\nFROM products",
                                                       format_sql(CSMA_SQL)]
@@ -479,3 +513,26 @@ def test_unexpected_shapes_fall_back_to_the_generic_view():
     assert codes(at.status[2]) == [("sql", "SELECT 42")]
     assert "fixed JOIN hint" in texts(at.status[3])
     assert "**Skipped:** classification is off" in texts(at.status[3])
+
+
+@pytest.mark.parametrize("name, step, lead", [
+    ("macsql_ending", "refiner", "The repair loop ended on SQL that"),
+    ("deasql_ending", "execution_check", "The repair loop ended on SQL that"),
+    ("r3_ending", "execute", "The repair loop ended on SQL that"),
+])
+def test_a_repair_loop_ending_on_the_version_that_runs_says_so(traces, name, step, lead):
+    """MAC-SQL's Refiner, DEA-SQL's execution check and R³'s execution: the SQL as written is
+    folded under the change, and the SQL that went on is shown once."""
+    events = traces[name]
+    index = max(i for i, e in enumerate(events) if e["step"] == step
+                and (e["parsed"] or {}).get("rewrite"))
+    at = draw(events)
+    shown = texts(at.status[index])
+    assert (f":blue-badge[rewritten to run] {lead} failed (no such column: p.rating); one "
+            f"clear change makes it run: p.rating written r.rating") in shown.replace(
+                "**Round 1** · ", "")
+    assert ("**Round 1** · " in shown) == (name == "r3_ending")  # R³'s execution keeps its round
+    assert at.status[index].expander[0].label == "The SQL as written"
+    sqls = [sql for _, sql in codes(at.status[index])]
+    assert sqls[0] == format_sql(MISPLACED)
+    assert sqls.count(format_sql(MISPLACED.replace("p.rating", "r.rating"))) == 1

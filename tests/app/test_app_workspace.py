@@ -164,7 +164,10 @@ def test_knowledge_page_edits_disables_removes_and_refuses_empty_notes(app, app_
 
     app.text_area(key="kn_new_text").input("   ")
     add_button(app).click().run()
-    assert errors(app) == ["a knowledge note needs a text (the definition or the fact itself)"]
+    assert errors(app) == ["Write the note first: the definition or the fact itself."]
+    # shown under the form it is about, after the notes, not at the top of the page
+    order = [getattr(e, "type", "") for e in app.main.children.values()]
+    assert order.index("form") + 1 == order.index("error")
 
     [keep] = [b for b in app.button if b.key and b.key.startswith("kn_accept_")]
     keep.click().run()

@@ -41,6 +41,11 @@ class Fixed(Pipeline):
 
 @pytest.fixture
 def evaluation(tmp_path) -> Path:
+    return evaluated(tmp_path, [Fixed("names", "SELECT name FROM birds"),
+                                Fixed("typo", "SELECT nme FROM birds")])
+
+
+def evaluated(tmp_path, pipelines: list) -> Path:
     data = tmp_path / "data"
     (data / "database" / "aviary").mkdir(parents=True)
     conn = sqlite3.connect(data / "database" / "aviary" / "aviary.sqlite")
@@ -55,15 +60,19 @@ def evaluation(tmp_path) -> Path:
     (data / "dev.json").write_text(json.dumps(items))
     ds = load_dataset(data)
     out = tmp_path / "bench-out"
-    run_evaluation(ds.questions, [Fixed("names", "SELECT name FROM birds"),
-                                  Fixed("typo", "SELECT nme FROM birds")],
-                   None, out, EvalOptions(), log=lambda line: None)
+    run_evaluation(ds.questions, pipelines, None, out, EvalOptions(), log=lambda line: None)
     write_report(out, run_metadata(
         model="synthetic-model",
         dataset={"name": "data", "root": str(data), "total": ds.total,
                  "executable": len(ds.questions), "missing_by_db": ds.missing_by_db()},
         sample={"mode": "stratified", "seed": 0, "limit": None, "size": 4}))
     return out
+
+
+def test_one_pipeline_has_no_trade_off_chart(app, tmp_path):
+    """A single point is no trade-off between accuracy and tokens: that chart is left out."""
+    at = open_page(app, evaluated(tmp_path, [Fixed("names", "SELECT name FROM birds")]))
+    assert errors(at) == [] and len(at.get("plotly_chart")) == 3
 
 
 def open_page(app, folder: Path):

@@ -88,6 +88,13 @@ def status_state(event: StepEvent) -> str:
 _NOT_GIVEN = object()
 
 
+def _input_text(value) -> str:
+    """An input as a reader says it: yes/no for a switch, one short line for the rest."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return short(value, empty="—")
+
+
 def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) -> None:
     """The body of one step's block: what the agent looked at and produced, then the details.
 
@@ -106,7 +113,8 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
     if reason:
         st.markdown(f"**Skipped:** {md_text(reason)}")
     if event.inputs:
-        st.caption("Looked at: " + " · ".join(f"**{md_text(k)}**: {md_text(short(v, empty='—'))}"
+        st.caption("Looked at: " + " · ".join(f"**{md_text(k.replace('_', ' '))}**: "
+                                               f"{md_text(_input_text(v))}"
                                                for k, v in event.inputs.items()))
     output = event.output
     render_output(output)

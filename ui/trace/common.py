@@ -10,7 +10,7 @@ from agents.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, error_line, markdown_table, name, names, prose,
-                    render_sql_change, round_prefix, text)
+                    render_sql_change, rewritten_note, round_prefix, text)
 
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
 _STYLES = {"cot": "chain of thought", "pot": "program of thoughts",
@@ -60,6 +60,11 @@ def render_repair(repair: SQLRepair) -> None:
         st.markdown(f"The SQL runs and returns {repair.rows or 0:,} row(s): nothing to repair.")
     elif repair.status == "gave_up":
         st.markdown("**Gave up repairing** — the last SQL is kept.")
+    elif repair.status == "rewritten":
+        rewritten_note("The repair loop ended on SQL that", repair.written_sql or "",
+                       repair.written_error, repair.rewrite or "")
+        st.code(format_sql(repair.sql_after or ""), language="sql", wrap_lines=True)
+        return
     if repair.error:
         attempt = f" · attempt {repair.attempt}" if repair.attempt else ""
         st.markdown(error_line("Error", repair.error, repair.error_class, attempt))
@@ -78,7 +83,10 @@ def render_execution_check(check: ExecutionCheck) -> None:
         kind = f" ({text(r['error_class'])})" if r.get("error_class") else ""
         st.markdown(f"**Repair {r.get('attempt', '')}** · error{kind}: {text(r.get('error'))}")
         render_sql_change(r.get("sql_before"), r.get("sql_after"))
-    if check.ok and check.repairs:
+    if check.rewrite:
+        rewritten_note(f"{round_prefix(check.round)}The repair loop ended on SQL that",
+                       check.written_sql or "", check.written_error, check.rewrite)
+    elif check.ok and check.repairs:
         st.markdown(badge(f"runs after {len(check.repairs)} repair(s)", "green"))
     elif check.ok and check.round is not None:
         st.markdown(f"{round_prefix(check.round)}{badge('the SQL runs', 'green')}")

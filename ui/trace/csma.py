@@ -9,7 +9,8 @@ from agents.pipelines.csma.outputs import AgentSQL, SchemaExtraction, SchemaPart
 from agents.sqltext import format_sql
 
 from . import view
-from .parts import badge, cell, markdown_table, name, names, round_prefix, schema_table, text
+from .parts import (badge, cell, markdown_table, name, names, rewritten_note, round_prefix,
+                    schema_table, text)
 
 _POSITIVE = {"positive", "correct", "right", "yes", "true", "ok", "valid", "pass"}
 
@@ -110,8 +111,8 @@ def _render_own_sql(check: SQLCheck) -> None:
         outcome = badge("different result: its own SQL is the new SQL", "red")
     st.markdown(f"**Its own SQL**, written from its extracted schema: {outcome}")
     if check.own_rewrite and check.own_written_sql:
-        _rewritten("Its own SQL as the model wrote it", check.own_written_sql,
-                   check.own_written_error, check.own_rewrite)
+        rewritten_note("Its own SQL as the model wrote it", check.own_written_sql,
+                       check.own_written_error, check.own_rewrite)
     if check.own_execution:
         st.caption(f"Its own SQL {text(check.own_execution)}")
     st.code(format_sql(check.own_sql), language="sql", wrap_lines=True)
@@ -134,15 +135,6 @@ def render_agent_sql(step: AgentSQL) -> None:
     if step.executes is False:
         st.markdown(":orange[**The SQL fails to execute.**]")
     if step.rewrite and step.written_sql:
-        _rewritten("The SQL as the model wrote it", step.written_sql, step.written_error,
-                   step.rewrite)
+        rewritten_note("The SQL as the model wrote it", step.written_sql, step.written_error,
+                       step.rewrite)
     st.code(format_sql(step.sql), language="sql", wrap_lines=True)
-
-
-def _rewritten(lead: str, written_sql: str, error: str | None, changes: str) -> None:
-    """An agent's failing SQL and the one clear change that made it run (``name_rewrite``)."""
-    failed = f"failed ({text(error)})" if error else "failed"
-    st.markdown(f"{badge('rewritten to run', 'blue')} {lead} {failed}; one clear change makes "
-                f"it run: {text(changes)}")
-    with st.expander("The SQL as written"):
-        st.code(format_sql(written_sql), language="sql", wrap_lines=True)

@@ -90,3 +90,13 @@ def render_sql_change(before: str | None, after: str | None) -> None:
     st.code(format_sql(before) or "—", language="sql", wrap_lines=True)
     st.caption("SQL after")
     st.code(format_sql(after) or "—", language="sql", wrap_lines=True)
+
+
+def rewritten_note(lead: str, written_sql: str, error: str | None, changes: str) -> None:
+    """SQL that failed and the one clear change that made it run (``name_rewrite``), the SQL as
+    written folded away."""
+    failed = f"failed ({text(error)})" if error else "failed"
+    st.markdown(f"{badge('rewritten to run', 'blue')} {lead} {failed}; one clear change makes "
+                f"it run: {text(changes)}")
+    with st.expander("The SQL as written"):
+        st.code(format_sql(written_sql), language="sql", wrap_lines=True)

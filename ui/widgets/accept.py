@@ -27,10 +27,18 @@ def accept_answer(run: Run, sql: str, preview: dict | None) -> tuple[str, str]:
     try:
         store = ui_services.store()
         store.save_run(run, source="app")
+        earlier = store.find_accepted(run.db_name, run.question, sql)
         store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview,
                      author=reviewer_name())
     except Exception as exc:
         return "error", f"Could not save the accepted answer: {exc}"
+    if earlier:  # the same pair is stored once: say whose and when, and that this run joins it
+        from ui.timefmt import local_time
+
+        who = f" by {earlier['author']}" if earlier.get("author") else ""
+        return "success", (f"Accepted: this question and SQL were already an accepted answer "
+                           f"(accepted{who} at {local_time(earlier['created_at'])}); this run "
+                           f"is linked to it too.")
     return "success", ACCEPTED
 
 

@@ -15,7 +15,7 @@ from ...candidates import Candidate, results_equal
 from ...engine import StepContext, StepError, UnparseableAnswer
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
-from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite, runnable_rewrite
+from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite, rewrite_or_none, take_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...schema import Schema
@@ -131,33 +131,20 @@ def rewrite_within(db, schema: Schema, error: str | None, sql: str,
     run (never a table or column the agent did not extract); None otherwise. The rewrite sees
     only those tables, so "the one table that has the column" is one among them (a table the
     SQL names without the agent having extracted it is not weighed)."""
-    try:
-        return runnable_rewrite(db, error, sql, ops.restrict(schema, extracted),
-                                timeout=min(timeout, REWRITE_SECONDS))
-    except Exception:  # a rewrite is a courtesy: failing to build one keeps the agent's SQL
-        return None
+    return rewrite_or_none(db, error, sql, ops.restrict(schema, extracted), timeout=timeout)
 
 
 def runnable_version(ctx: StepContext, result, extracted: ops.SchemaMap, run):
     """``(sql, result, written)``: an agent's SQL and its execution ``result`` as they are, or,
     with ``name_rewrite`` on and the SQL failing on a column name that one clear change within
     the agent's extracted schema makes run (:func:`rewrite_within`), that version run with
-    ``run`` and ``written`` saying what it replaced (``written_sql``, ``written_error``,
-    ``rewrite``). A 1.5B writer told "no such column: indep_year" and the column it meant was
-    seen writing the same name again in every later round; the rewrite is what the hint says.
-    A rewrite that ran in its one-row trial but fails under the run's limits is not taken, and
-    the SQL as written is run again with ``run``, so a recording ``run`` records what goes on."""
+    ``run`` and ``written`` saying what it replaced (:func:`~agents.name_rewrite.take_rewrite`).
+    A 1.5B writer told "no such column: indep_year" and the column it meant was seen writing
+    the same name again in every later round; the rewrite is what the hint says."""
     if result.ok or not rewrites_names(ctx):
         return result.sql, result, None
-    rewrite = rewrite_within(ctx.db, ctx.schema, result.error, result.sql, extracted,
-                             ctx.limits.timeout)
-    if rewrite is None:
-        return result.sql, result, None
-    rerun = run(rewrite.sql)
-    if not rerun.ok:
-        return result.sql, run(result.sql), None
-    return rewrite.sql, rerun, {"written_sql": result.sql, "written_error": result.error,
-                                "rewrite": "; ".join(rewrite.changes)}
+    return take_rewrite(rewrite_within(ctx.db, ctx.schema, result.error, result.sql, extracted,
+                                       ctx.limits.timeout), result, run)
 
 
 def extracted_schema(ctx: StepContext, known: ops.SchemaMap) -> ops.SchemaMap:

@@ -5,8 +5,10 @@ determination in two stages (elements identification, then the information filte
 the schema), classification & hint (EASY / JOIN / NESTED / JOIN-NESTED decides the generation
 prompt), SQL generation with few-shot examples retrieved by question template, self-correction
 with a targeted checklist, and active learning from fixed error cases. A last execution check,
-this implementation's addition, makes sure the answer runs. The paper's prompts (Appendix B)
-are ``variant="paper"``.
+this implementation's addition, makes sure the answer runs; where its repairs end on SQL that
+fails on a column name, the run ends on the version one clear change makes run
+(``name_rewrite``, :mod:`..runnable_ending`). The paper's prompts (Appendix B) are
+``variant="paper"``.
 
 ``variant="compact"`` (the default) keeps the agents, their order and their loops, and changes
 what a small model is asked where a 1.5B model lost answers: the information filter keeps whole
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import repeat_retry
+from .. import repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
@@ -68,6 +70,7 @@ class DeaSQL(Retrieving, Pipeline):
                   help="if the final SQL fails to run, how often the model may repair it from "
                        "the error (not in the paper)"),
         repeat_retry.param_spec(),
+        runnable_ending.param_spec(),
         ParamSpec("variant", COMPACT, kind="choice", choices=[COMPACT, PAPER],
                   help="compact, for small models: the filter keeps whole tables (and tables "
                        "the question names or a join needs), a one-table schema is not "
@@ -76,8 +79,9 @@ class DeaSQL(Retrieving, Pipeline):
                        "right than the paper's prompts on both benchmark samples); paper: the "
                        "paper's prompts and filter"),
     ]
-    # the paper's prompts were the default before the compact variant measured better
-    earlier_defaults = {"variant": PAPER}
+    # the paper's prompts, and a run failing on SQL that does not run, were the defaults before
+    # the compact variant and the runnable ending measured better
+    earlier_defaults = {"variant": PAPER, "name_rewrite": False}
     steps = [
         retrieval_step(then=("elements",)),
         Step("elements", "Elements identification", elements.run,

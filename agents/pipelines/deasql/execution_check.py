@@ -4,7 +4,9 @@ The paper stops after active learning and does not execute anything. This step i
 implementation's addition, because the studio promises an executable answer: it runs the SQL
 read-only and, on an error, shows the model the error (against the whole schema, in case the
 information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
-with the hint of :mod:`agents.error_hints`.
+with the hint of :mod:`agents.error_hints`. When the repairs end on SQL that still fails on a
+column name, the run ends on the version one clear change makes run (``name_rewrite``,
+:mod:`..runnable_ending`).
 
 In the ``compact`` variant the repair prompt also lists, next to the error, every column of the
 tables the query uses and of the tables that have the missing name: a small model given the
@@ -20,6 +22,7 @@ from ...error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_er
 from ...outputs import ExecutionCheck
 from ...sqltext import same_sql
 from ..repeat_retry import ask_unrepeated
+from ..runnable_ending import runnable_ending
 from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
                      table_info, variant)
 
@@ -47,7 +50,7 @@ def run(ctx: StepContext) -> None:
     if not sql:
         raise StepError("there is no SQL to execute")
     style = variant(ctx)
-    ctx.set_inputs(sql=sql, variant=style)
+    ctx.set_inputs(sql=sql, variant=style, name_rewrite=ctx.params["name_rewrite"])
     result = ctx.execute(sql)
     attempts = ctx.params["repair_attempts"]
     attempt = 0
@@ -75,13 +78,19 @@ def run(ctx: StepContext) -> None:
         sql = fixed
         ctx.data["sql"] = sql
         result = ctx.execute(sql)
+    ending = runnable_ending(ctx, result)
+    written = {}
+    if ending is not None:
+        sql, result, written = ending
+        ctx.data["sql"] = sql
     ctx.set_output(ExecutionCheck(ok=result.ok, rows=result.row_count if result.ok else None,
                                   error=None if result.ok else result.error,
                                   error_class=None if result.ok else result.error_class,
-                                  repairs=history), sql=sql)
+                                  repairs=history, **written), sql=sql)
     if not result.ok:
         tried = f" after {attempt} repair attempt(s)" if attempt else ""
         raise StepError(f"the SQL does not run{tried}: {result.error}")
     ctx.note(f"the SQL runs: {result.row_count} row(s)"
-             + (f" after {attempt} repair(s)" if attempt else ""))
+             + (f" after {attempt} repair(s)" if attempt else "")
+             + ("; rewritten to run" if written else ""))
     return None

@@ -11,14 +11,17 @@ demonstrations alone made it split simple questions, and its split answers were 
 often), and the Refiner's prompt after a name error also spells out the tables the SQL uses and
 which alias to write (``refiner_prompt=tables``; the model had returned the SQL that just
 failed). The paper's prompts are ``decomposer_prompt=paper`` and ``refiner_prompt=paper``; the
-Decomposer also has a compact variant.
+Decomposer also has a compact variant. And where the Refiner's loop ends (repairs spent, or the
+repair repeating the SQL) on SQL that fails on a column name, the run ends on the version one
+clear change makes run (``name_rewrite``, :mod:`..runnable_ending`; off, the failing SQL is
+kept as in the paper).
 """
 
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import repeat_retry
+from .. import repeat_retry, runnable_ending
 from ..common import macsql_schema
 from . import decomposer, refiner, selector
 
@@ -60,9 +63,12 @@ class MacSQL(Retrieving, Pipeline):
                   help="treat SQL that runs but returns no rows as a failure to repair, as the "
                        "paper does"),
         repeat_retry.param_spec(),
+        runnable_ending.param_spec(),
     ]
-    # the paper's prompts were the defaults before graded and tables measured better
-    earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper"}
+    # the paper's prompts, and failing SQL kept as written, were the defaults before graded,
+    # tables and the runnable ending measured better
+    earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
+                        "name_rewrite": False}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",

@@ -24,6 +24,7 @@ from ...prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
 from ..name_context import name_error_context
 from ..repeat_retry import ask_unrepeated, failed_before, retried
+from ..runnable_ending import runnable_ending
 
 HERE = Path(__file__).parent
 # refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
@@ -43,7 +44,8 @@ def run(ctx: StepContext) -> str | None:
         raise StepError("there is no SQL to check (the previous step produced none)")
     attempts = int(ctx.data.get("refine_attempts") or 0)
     ctx.set_inputs(sql=sql, repairs_so_far=attempts,
-                   prompt=ctx.params["refiner_prompt"])
+                   prompt=ctx.params["refiner_prompt"],
+                   name_rewrite=ctx.params["name_rewrite"])
     result = ctx.execute(sql)
     if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
         ctx.set_output(SQLRepair(status="ok", rows=result.row_count), sql=sql)
@@ -56,6 +58,8 @@ def run(ctx: StepContext) -> str | None:
         shown_error = result.feedback()  # what the model reads: the error and its hint
     limit = ctx.params["max_refine"]
     if attempts >= limit:
+        if end_on_rewrite(ctx, sql, result, attempts):
+            return None
         ctx.set_output(SQLRepair(status="gave_up", error=error, error_class=error_class,
                                  attempt=attempts), sql=sql)
         ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit}); "
@@ -75,9 +79,26 @@ def run(ctx: StepContext) -> str | None:
     if same_sql(repaired, sql):
         ctx.note("the repair is the same SQL as before; asking again would give the same answer"
                  if not retried(ctx) else "the sampled repair is the same SQL as before too")
+        end_on_rewrite(ctx, sql, result, attempt)
         return None
     ctx.data["sql"] = repaired
     return "refiner"
+
+
+def end_on_rewrite(ctx: StepContext, sql: str, result, attempt: int) -> bool:
+    """Where the Refiner's loop ends (repairs spent, or the repair repeated the SQL) on ``sql``
+    failing on a column name, and ``name_rewrite`` is on, the run ends on the version one clear
+    change makes run (:mod:`..runnable_ending`); whether it did."""
+    ending = runnable_ending(ctx, result)
+    if ending is None:
+        return False
+    rewritten, rerun, written = ending
+    ctx.data["sql"] = rewritten
+    ctx.set_output(SQLRepair(status="rewritten", error=result.error,
+                             error_class=result.error_class, hint=result.hint, sql_before=sql,
+                             sql_after=rewritten, attempt=attempt, rows=rerun.row_count,
+                             **written), sql=rewritten)
+    return True
 
 
 def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_class: str,

@@ -27,6 +27,7 @@ from ..name_context import name_error_context
 from .result_table import result_table
 from ...sqltext import same_sql, sql_diff
 from ..repeat_retry import ask_unrepeated, failed_before
+from ..runnable_ending import runnable_ending
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -159,7 +160,7 @@ def execute(ctx: StepContext) -> str | None:
     sql = data.get("sql")
     if not sql:
         raise StepError("there is no SQL to execute")
-    ctx.set_inputs(sql=sql, round=data["round"])
+    ctx.set_inputs(sql=sql, round=data["round"], name_rewrite=ctx.params["name_rewrite"])
     result = ctx.execute(sql)
     revised_from, data["revised_from"] = data.get("revised_from"), None
     if (revised_from and ctx.params["revision_gate"] == "execution"
@@ -167,6 +168,7 @@ def execute(ctx: StepContext) -> str | None:
         ctx.set_inputs(revision_gate="execution")
         if reject_revision(ctx, result, revised_from):
             return None
+    written = {}
     if not result.ok:
         data["failed_sqls"] = data.get("failed_sqls", []) + [sql]
         data["fix_attempts"] = data.get("fix_attempts", 0) + 1
@@ -176,14 +178,19 @@ def execute(ctx: StepContext) -> str | None:
                                       error_class=result.error_class,
                                       attempt=data["fix_attempts"]))
         limit = ctx.params["max_fix_attempts"]
-        if data["fix_attempts"] > limit:
+        if data["fix_attempts"] <= limit:
+            return "fix"
+        ending = runnable_ending(ctx, result)
+        if ending is None:
             raise StepError(f"the SQL still fails after {limit} correction(s): {result.error}")
-        return "fix"
+        sql, result, written = ending
+        data["sql"] = sql
     data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS),
                       "rows": result.row_count}
     data["fix_attempts"] = 0
     data["last_error"] = data["last_error_class"] = None
-    ctx.set_output(ExecutionCheck(ok=True, rows=result.row_count, round=data["round"]))
+    ctx.set_output(ExecutionCheck(ok=True, rows=result.row_count, round=data["round"], **written),
+                   sql=sql if written else None)
     if not data.get("personas"):
         return "invite"
     if data["round"] > ctx.params["max_rounds"]:
