@@ -98,9 +98,10 @@ def _outcomes(result: ComparisonResult) -> None:
     unfinished = [get_pipeline(o.pipeline).title or o.pipeline for o in result.outcomes
                   if o.status != "done"]
     if result.all_agree and unfinished:
-        runs = "its run" if len(unfinished) == 1 else "their runs"
+        runs = ("its run: the SQL shown is the last it reached" if len(unfinished) == 1
+                else "their runs: the SQL shown is the last each reached")
         st.warning(f"All pipelines' last SQL return the same rows, but {', '.join(unfinished)} "
-                   f"did not finish {runs}: the SQL shown is the last each reached.")
+                   f"did not finish {runs}.")
     elif result.all_agree:
         st.success("All pipelines return the same rows.")
     elif len(result.groups) == 1 and len(result.groups[0]) > 1:
