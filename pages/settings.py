@@ -126,7 +126,7 @@ def _limits_section() -> None:
                                     max_value=300.0, value=float(limits.timeout), step=0.5)
         max_rows = right.number_input("Row cap per query", min_value=10, max_value=1_000_000,
                                       value=int(limits.max_rows), step=100)
-        saved = st.form_submit_button("Save limits")
+        saved = st.form_submit_button("Apply limits")
     if saved:
         ui_state.set_exec_limits(timeout, int(max_rows))
         st.success(f"Queries now stop after {timeout:g} s and return at most {int(max_rows):,} "
@@ -147,17 +147,17 @@ def _pipeline_section() -> None:
             with st.form(f"defaults_{pipeline.name}"):
                 values = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
                                                  "set_param")
-                saved = st.form_submit_button(f"Save defaults for {pipeline.title}")
+                saved = st.form_submit_button(f"Apply defaults for {pipeline.title}")
             if saved:
                 try:
                     ui_state.set_pipeline_defaults(pipeline, values)
                 except ValueError as exc:
-                    st.error(f"Not saved: {exc}")
+                    st.error(f"Not applied: {exc}")
                 else:
                     for key in [k for k in st.session_state
                                 if str(k).startswith(f"ask_param_{pipeline.name}_")]:
                         del st.session_state[key]  # the Ask page picks the new defaults up
-                    st.success("Saved for this session.")
+                    st.success("Applied for this session.")
 
 
 run_through_app()

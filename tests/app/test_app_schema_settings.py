@@ -137,7 +137,7 @@ def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
     app.switch_page("pages/settings.py").run()
     app.number_input[0].set_value(2.5)
     app.number_input[1].set_value(50)
-    button(app, "Save limits").click().run()
+    button(app, "Apply limits").click().run()
     assert app.session_state["exec_limits"] == {"timeout": 2.5, "max_rows": 50}
     key = "set_param_macsql_max_refine"
     app.get_by_key(key).set_value(1)
