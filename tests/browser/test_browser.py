@@ -141,7 +141,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     page.get_by_role("option").filter(has_text="How many orders were cancelled?").first.click()
     _idle(page)
     page.get_by_text("Decomposer").first.wait_for()
-    page.get_by_text("incorrect", exact=True).first.click()
+    page.locator("[data-testid=stRadio]").get_by_text("incorrect", exact=True).first.click()
     page.get_by_role("textbox", name="Notes", exact=True).fill("counted all cancelled orders; the user meant 2024 only")
     page.get_by_role("button", name="Save annotation").click()
     _idle(page)
@@ -233,7 +233,7 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     screenshot(page, "review-02-history-accepted")
 
     # -- annotate with a faulty step, reopen, save again: the step is kept -------------------------
-    page.get_by_text("incorrect", exact=True).first.click()
+    page.locator("[data-testid=stRadio]").get_by_text("incorrect", exact=True).first.click()
     page.locator("[data-testid=stSelectbox]").filter(has_text="Step at fault").first.click()
     page.get_by_role("option").filter(has_text="step 1 · SQL Writer").first.click()
     page.get_by_role("button", name="Save annotation").click()
