@@ -41,6 +41,13 @@ def _endings_ready() -> str | None:
     return _spider_ready()
 
 
+def _aggregate_gate_ready() -> str | None:
+    for name in ("seed7-r3-small/results.jsonl", "rewrite-seed7-r3.json"):
+        if not (RESULTS.parent / name).is_file():
+            return f"no committed results at bench/results/{name}"
+    return _spider_ready()
+
+
 def _results_ready() -> str | None:
     if not (RESULTS / "results.jsonl").is_file():
         return f"no committed evaluation results at {RESULTS.relative_to(ROOT)}"
@@ -100,6 +107,15 @@ BENCHMARKS = [
               "one clear change makes run (the run's last act, so no model): EX before and after",
               "the committed results and the Spider databases", "a few seconds", True,
               _endings_ready),
+    Benchmark("aggregate-gate", ["bench/aggregate_gate.py",
+                                 "--results", str(RESULTS.parent / "seed7-r3-small"),
+                                 "--resumed", str(RESULTS.parent / "rewrite-seed7-r3.json"),
+                                 "--data", str(SPIDER), "--out",
+                                 "bench/runs/aggregate-gate-seed7-r3.json"],
+              "R³'s recorded revisions that newly take columns from an arbitrary row refused, "
+              "the SQL before each final (the run's last act, so no model): EX before and after",
+              "the committed results and the Spider databases", "a few seconds", True,
+              _aggregate_gate_ready),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),

@@ -154,9 +154,10 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     # R³'s paper behaviour before its small-model options; a folder of each resumes with what
     # it ran
     r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
-                "fix_prompt": "paper", "name_rewrite": False}
+                "fix_prompt": "paper", "name_rewrite": False, "aggregate_gate": False}
     r3_small = {"writer_style": "direct", "review_prompt": "strict",
-                "revision_gate": "execution", "fix_prompt": "tables", "name_rewrite": True}
+                "revision_gate": "execution", "fix_prompt": "tables", "name_rewrite": True,
+                "aggregate_gate": True}
     for name, paper, small, refused in (
             ("deasql", {"variant": "paper", "name_rewrite": False},
              {"variant": "compact", "name_rewrite": True},
@@ -174,6 +175,15 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                                                       [pipeline])})
         (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {name: small}}))
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [pipeline])})
+    # R³'s small-model folders recorded before the aggregate gate resume with it off only
+    r3 = get_pipeline("r3")
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"r3": {
+        k: v for k, v in r3_small.items() if k != "aggregate_gate"}}}))
+    with pytest.raises(UsageError, match="'aggregate_gate': False.* there, "
+                                         ".*'aggregate_gate': True"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [r3])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"r3": {"aggregate_gate": False}}, [r3])})
     # CSMA's compact variant ran with the model's verdict before the agreement check was its
     # default: such a folder resumes only when asked for the verdict
     csma = get_pipeline("csma")

@@ -59,7 +59,7 @@ def db(tmp_path):
 # The paper's behaviour, which most tests here exercise; the small-model options (today's
 # defaults) are each tested by name below.
 PAPER = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
-         "fix_prompt": "paper"}
+         "fix_prompt": "paper", "aggregate_gate": False}
 
 
 def run(db, llm, **params):
@@ -331,7 +331,7 @@ def test_program_of_thoughts_writer_prompt_and_reply(db, llm, scripted_llm):
 def test_the_small_model_options_are_the_defaults_and_each_step_says_which_ran(
         db, llm, scripted_llm):
     """A run with no parameters writes directly and reviews strictly; a run recorded before the
-    switch, which names none of the four, keeps the paper's behaviour when read back."""
+    switch, which names none of them, keeps the paper's behaviour when read back."""
     scripted_llm.push("```sql\n" + SQL_A + "\n```", invitation(1), approve())
     result = run_to_end(start_run(PIPELINE, QUESTION, db, llm,
                                   params={"k": 0, "n_reviewers": 1}))
@@ -339,7 +339,7 @@ def test_the_small_model_options_are_the_defaults_and_each_step_says_which_ran(
     assert result.events[0].parsed["style"] == "direct"
     assert {k: result.params[k] for k in PAPER} == {
         "writer_style": "direct", "review_prompt": "strict", "revision_gate": "execution",
-        "fix_prompt": "tables"}
+        "fix_prompt": "tables", "aggregate_gate": True}
     assert "Give only the SQL" in prompt_text(scripted_llm.requests[0])
     old = PIPELINE.resolve_recorded({"k": 0, "n_reviewers": 1})
     assert {k: old[k] for k in PAPER} == PAPER
@@ -542,6 +542,75 @@ def test_execution_gate_adopts_a_revision_that_runs(db, llm, scripted_llm):
                       writer(chile, "Agreed."), approve())
     result = run(db, llm, n_reviewers=1, revision_gate="execution")
     assert result.final_sql == chile and result.events[-1].data["stop_reason"] == "all_approved"
+
+
+PER_COUNTRY = "SELECT country, COUNT(*) FROM singer GROUP BY country"
+ONE_ARBITRARY_ROW = "SELECT country, COUNT(*) FROM singer WHERE age > 20"
+
+
+def test_aggregate_gate_refuses_a_revision_that_drops_the_group_by(db, llm, scripted_llm):
+    scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify: no GROUP BY."),
+                      writer(ONE_ARBITRARY_ROW, "Simplified."))
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True)
+
+    assert result.status == "done", result.error
+    assert scripted_llm.remaining == 0
+    check = result.events[-1]
+    assert check.agent == "Execution" and check.execution["ok"] is True
+    assert check.inputs["aggregate_gate"] is True and "revision_gate" not in check.inputs
+    assert any(n.startswith("The aggregate check: the revised SQL takes its other columns from "
+                            "an arbitrary row (COUNT(*) beside country without GROUP BY)")
+               and "not adopted" in n for n in check.notes)
+    assert check.sql == PER_COUNTRY and check.data["stop_reason"] == "revision_rejected"
+    assert check.data["rounds"][-1]["adopted"] is False
+    assert result.final_sql == PER_COUNTRY
+    assert sorted(tuple(r) for r in result.result["rows"]) == [("France", 2), ("Norway", 1)]
+
+
+def test_aggregate_gate_is_a_default_and_off_adopts_the_revision(db, llm, scripted_llm):
+    assert PIPELINE.resolve_params({})["aggregate_gate"] is True
+    assert PIPELINE.resolve_recorded({})["aggregate_gate"] is False  # runs recorded before it
+    scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify: no GROUP BY."),
+                      writer(ONE_ARBITRARY_ROW, "Simplified."), approve())
+    result = run(db, llm, n_reviewers=1, aggregate_gate=False)
+    assert result.final_sql == ONE_ARBITRARY_ROW
+    assert result.events[-1].data["stop_reason"] == "all_approved"
+
+
+def test_aggregate_gate_passes_revisions_that_add_no_arbitrary_row(db, llm, scripted_llm):
+    # already such an aggregate before the revision: not the revision's doing
+    other = "SELECT name, COUNT(*) FROM singer"
+    scripted_llm.push(writer(other), invitation(1), revise("Use the country."),
+                      writer(ONE_ARBITRARY_ROW, "Agreed."), approve())
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True)
+    assert result.final_sql == ONE_ARBITRARY_ROW
+
+    # a single max() takes its other columns from the row that holds it (defined by SQLite)
+    oldest = "SELECT name, MAX(age) FROM singer"
+    scripted_llm.clear()
+    scripted_llm.push(writer(SQL_A), invitation(1), revise("The oldest singer."),
+                      writer(oldest, "Agreed."), approve())
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True)
+    assert result.final_sql == oldest and result.result["rows"] == [["Bo", 41]]
+
+
+def test_aggregate_gate_with_the_execution_gate_each_says_why(db, llm, scripted_llm):
+    scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify."),
+                      writer(ONE_ARBITRARY_ROW, "Simplified."))
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True, revision_gate="execution")
+    check = result.events[-1]
+    assert check.inputs["aggregate_gate"] is True and check.inputs["revision_gate"] == "execution"
+    assert any(n.startswith("The aggregate check:") for n in check.notes)
+    assert result.final_sql == PER_COUNTRY
+
+    # a revision that fails is the execution gate's: its own words, not the aggregate check's
+    scripted_llm.clear()
+    scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify."),
+                      writer("SELECT cntry, COUNT(*) FROM singer", "Simplified."))
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True, revision_gate="execution")
+    assert any(n.startswith("Execution decides: the revised SQL fails") for n in
+               result.events[-1].notes)
+    assert result.final_sql == PER_COUNTRY
 
 
 def test_execution_gate_leaves_an_edited_sql_to_the_correction_loop(db, llm, scripted_llm):

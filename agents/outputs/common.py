@@ -140,7 +140,8 @@ class ExecutionCheck(Output):
     R³'s execution step). The rows themselves are in the step's execution preview. With
     ``rewrite`` set, the SQL that runs is the version of ``written_sql`` (which failed with
     ``written_error``) that one clear change makes run, taken when the repairs were spent
-    (:mod:`agents.pipelines.runnable_ending`)."""
+    (:mod:`agents.pipelines.runnable_ending`). ``refused`` says why a revision was not adopted
+    (R³'s revision and aggregate gates): the SQL before it stays and is final."""
 
     kind: ClassVar[str] = "execution_check"
     required: ClassVar[tuple[str, ...]] = ("ok",)
@@ -154,6 +155,7 @@ class ExecutionCheck(Output):
     written_sql: str | None = None
     written_error: str | None = None
     rewrite: str | None = None
+    refused: str | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
@@ -167,6 +169,9 @@ class ExecutionCheck(Output):
                          if self.rows is not None else "  the SQL runs")
         else:
             lines.append(f"  the SQL fails ({self.error_class}): {self.error}")
+        if self.refused:
+            lines.append(f"  the revision is not adopted: {self.refused}; the SQL before it is "
+                         "final")
         return lines
 
     def shown_sql(self) -> list[str]:

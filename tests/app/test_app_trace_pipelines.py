@@ -198,6 +198,17 @@ def script_r3_ending(server) -> None:
                 "COMMENT: Fine.\nVERDICT: approve")
 
 
+PER_COUNTRY = "SELECT country, COUNT(*) FROM customers GROUP BY country"
+
+
+def script_r3_aggregate(server) -> None:
+    """The reviewer asks to simplify; the revision drops the GROUP BY and still runs."""
+    server.push(f"```sql\n{PER_COUNTRY}\n```",
+                "```json\n" + json.dumps({"Reviewer Ada": "Data Analyst"}) + "\n```",
+                "COMMENT: Simplify it, no GROUP BY is needed.\nVERDICT: revise",
+                "Simplified.\n```sql\nSELECT country, COUNT(*) FROM customers\n```")
+
+
 def example_bank() -> ExampleBank:
     bank = ExampleBank()
     bank.add(DEA_EXAMPLE_Q, "SELECT SUM(T1.price) FROM payment AS T1 JOIN player AS T2 "
@@ -266,6 +277,8 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                         llm, server, params={"use_selector": "never"}),
             "r3_ending": run_events("r3", CSMA_QUESTION, script_r3_ending, shop, llm, server,
                                     params={"k": 0, "n_reviewers": 1, "max_fix_attempts": 1}),
+            "r3_aggregate": run_events("r3", R3_QUESTION, script_r3_aggregate, shop, llm,
+                                       server, params={"k": 0, "n_reviewers": 1}),
         }
     shop.close()
     return traces
@@ -434,6 +447,20 @@ def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):
     round_2 = texts(revision_2)
     assert ":green-badge[consensus]" in round_2 and R3_KEEP in round_2
     assert not [1 for language, _ in codes(revision_2) if language == "diff"]
+
+
+def test_r3_trace_says_why_a_revision_answering_from_an_arbitrary_row_is_refused(traces):
+    at = draw(traces["r3_aggregate"])
+    execution = at.status[-1]
+    shown = texts(execution)
+    assert ("**Round 1** · :orange-badge[revision not adopted] the SQL before it is final"
+            in shown)
+    assert ("The aggregate check: the revised SQL takes its other columns from an arbitrary row "
+            "(COUNT(\\*) beside country without GROUP BY), which the SQL before it did not, so "
+            "the revision is not adopted and the SQL before it is final.") in shown
+    assert "the SQL runs" not in shown
+    assert "**aggregate gate**: yes" in shown
+    assert [sql for _, sql in codes(execution)][-1] == format_sql(PER_COUNTRY)
 
 
 def test_deasql_trace_shows_each_modules_outcome(traces):

@@ -86,6 +86,9 @@ def render_execution_check(check: ExecutionCheck) -> None:
     if check.rewrite:
         rewritten_note(f"{round_prefix(check.round)}The repair loop ended on SQL that",
                        check.written_sql or "", check.written_error, check.rewrite)
+    elif check.refused:
+        st.markdown(f"{round_prefix(check.round)}{badge('revision not adopted', 'orange')} "
+                    "the SQL before it is final")
     elif check.ok and check.repairs:
         st.markdown(badge(f"runs after {len(check.repairs)} repair(s)", "green"))
     elif check.ok and check.round is not None:

@@ -19,10 +19,13 @@ Options for small models, chosen from the kinds of failure in the traces and the
 they measured better than the paper's prompts on both benchmark samples (``bench/README.md``):
 ``writer_style="direct"`` (the SQL alone, no chain of thought), ``review_prompt="strict"``
 (reviewers approve unless they can name a concrete error), ``revision_gate="execution"`` (a
-revision that no longer runs, or empties a non-empty result, is not adopted) and
+revision that no longer runs, or empties a non-empty result, is not adopted),
+``aggregate_gate`` (nor is one that drops the GROUP BY a count per group needs, leaving SQLite to
+answer from an arbitrary row: :mod:`agents.arbitrary_rows`) and
 ``fix_prompt="tables"`` (a name error's correction shows the query's tables with their aliases
 and columns). The paper's behaviour is one switch away (``writer_style="cot"`` or ``"pot"``,
-``review_prompt``, ``revision_gate`` and ``fix_prompt`` set to ``"paper"``); each step's inputs
+``review_prompt``, ``revision_gate`` and ``fix_prompt`` set to ``"paper"``, ``aggregate_gate``
+off); each step's inputs
 say which ran. When the writer's corrections are spent and the SQL still fails on a column name,
 the version one clear change makes run goes on to the reviewers (``name_rewrite``,
 :mod:`..runnable_ending`; off, the run fails there as before).
@@ -70,6 +73,10 @@ class R3Pipeline(Retrieving, Pipeline):
                   "writer for correction; execution: a revision that fails, or returns no rows "
                   "where the SQL before it returned some, is not adopted and the SQL before it "
                   "is final", kind="choice", choices=["paper", "execution"]),
+        ParamSpec("aggregate_gate", True, "a revision that runs but takes columns from an "
+                  "arbitrary row -- an aggregate such as COUNT beside a column that is not "
+                  "grouped, no GROUP BY -- where the SQL before it did not, is not adopted and "
+                  "the SQL before it is final (not in the paper)"),
         ParamSpec("fix_prompt", "tables", "correction message for an execution error: paper "
                   "(the SQL, the error and its hint) or tables: for a name error also every "
                   "table the SQL uses with its aliases and columns, and which alias to write or "
@@ -81,7 +88,8 @@ class R3Pipeline(Retrieving, Pipeline):
     # the paper's behaviour was the default before the small-model options and the runnable
     # ending measured better
     earlier_defaults = {"writer_style": "cot", "review_prompt": "paper",
-                        "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False}
+                        "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False,
+                        "aggregate_gate": False}
     steps = [
         retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),

@@ -8,7 +8,8 @@ resumed from any step, with the SQL or the personas edited. Step graph::
     ends: revise returns the previous SQL unchanged (consensus, the paper's rule);
           every reviewer approves (if stop_on_approval); the round limit is reached;
           with revision_gate="execution", a revision that fails, or returns no rows where the
-          SQL before it returned some, is not adopted and the SQL before it is final.
+          SQL before it returned some, is not adopted and the SQL before it is final; with
+          aggregate_gate, neither is one that newly takes columns from an arbitrary row.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .replies import (distinct_personas, parse_personas, parse_review, parse_wri
                       persona_label)
 from ..name_context import name_error_context
 from .result_table import result_table
+from ...arbitrary_rows import arbitrary_row_aggregate
 from ...sqltext import same_sql, sql_diff
 from ..repeat_retry import ask_unrepeated, failed_before
 from ..runnable_ending import runnable_ending
@@ -163,11 +165,13 @@ def execute(ctx: StepContext) -> str | None:
     ctx.set_inputs(sql=sql, round=data["round"], name_rewrite=ctx.params["name_rewrite"])
     result = ctx.execute(sql)
     revised_from, data["revised_from"] = data.get("revised_from"), None
-    if (revised_from and ctx.params["revision_gate"] == "execution"
-            and same_sql(sql, revised_from["revision"])):
-        ctx.set_inputs(revision_gate="execution")
-        if reject_revision(ctx, result, revised_from):
-            return None
+    if revised_from and same_sql(sql, revised_from["revision"]):
+        gates = {name: ctx.params[name] for name in ("revision_gate", "aggregate_gate")
+                 if ctx.params[name] not in ("paper", False)}
+        if gates:
+            ctx.set_inputs(**gates)
+            if reject_revision(ctx, result, revised_from):
+                return None
     written = {}
     if not result.ok:
         data["failed_sqls"] = data.get("failed_sqls", []) + [sql]
@@ -202,16 +206,27 @@ def execute(ctx: StepContext) -> str | None:
 
 
 def reject_revision(ctx: StepContext, result, revised_from: dict) -> bool:
-    """``revision_gate="execution"``: execution decides whether a revision is adopted. A revision
-    that fails to run, or returns no rows where the SQL before it returned some, is not: the SQL
-    before it stays and is final (the loop ends). Returns whether the revision was rejected."""
+    """Whether a revision is refused, the SQL before it staying final (the loop ends).
+    ``revision_gate="execution"``: a revision that fails to run, or returns no rows where the SQL
+    before it returned some. ``aggregate_gate``: a revision that runs but takes columns from an
+    arbitrary row (an aggregate beside an ungrouped column, :mod:`agents.arbitrary_rows`) where
+    the SQL before it did not -- in the traces, a revision "simplifying" away the GROUP BY of a
+    per-group count."""
     data = ctx.data
-    if not result.ok:
-        why = f"the revised SQL fails ({result.error})"
-    elif result.row_count == 0 and revised_from.get("rows"):
-        why = (f"the revised SQL returns no rows where the SQL before it returned "
-               f"{revised_from['rows']}")
-    else:
+    why, judge = None, "Execution decides"
+    if ctx.params["revision_gate"] == "execution":
+        if not result.ok:
+            why = f"the revised SQL fails ({result.error})"
+        elif result.row_count == 0 and revised_from.get("rows"):
+            why = (f"the revised SQL returns no rows where the SQL before it returned "
+                   f"{revised_from['rows']}")
+    if why is None and result.ok and ctx.params["aggregate_gate"]:
+        found = arbitrary_row_aggregate(revised_from["revision"])
+        if found and not arbitrary_row_aggregate(revised_from["sql"]):
+            why = (f"the revised SQL takes its other columns from an arbitrary row ({found}), "
+                   "which the SQL before it did not")
+            judge = "The aggregate check"
+    if why is None:
         return False
     data["sql"] = revised_from["sql"]
     data["round"] = max(1, data["round"] - 1)
@@ -220,9 +235,8 @@ def reject_revision(ctx: StepContext, result, revised_from: dict) -> bool:
         data["rounds"][-1] = {**data["rounds"][-1], "adopted": False}
     ctx.set_output(ExecutionCheck(ok=result.ok, rows=result.row_count if result.ok else None,
                                   error=result.error, error_class=result.error_class,
-                                  round=data["round"]), sql=revised_from["sql"])
-    ctx.note(f"Execution decides: {why}, so the revision is not adopted and the SQL before "
-             "it is final.")
+                                  round=data["round"], refused=why), sql=revised_from["sql"])
+    ctx.note(f"{judge}: {why}, so the revision is not adopted and the SQL before it is final.")
     return True
 
 
