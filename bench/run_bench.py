@@ -210,6 +210,15 @@ BENCHMARKS = [
               "clear change makes run, with that version taken: EX before and after, "
               "questions changed", "the embedded model and the Spider dataset",
               "about 10 minutes", False, _model_and_spider_ready),
+    Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
+                                     "bench/results/seed7-csma-agreement", "--data",
+                                     str(SPIDER), "--with-rewrites", "--param",
+                                     "name_rewrite=true", "--param", "outer_column_check=true",
+                                     "--out", "bench/runs/outer-columns-seed7-csma.json"],
+              "recorded CSMA runs resumed at their first check of SQL whose subquery selects "
+              "an outer query's column, with that SQL checked as SQL that fails: EX before "
+              "and after, questions changed", "the embedded model and the Spider dataset",
+              "about 10 minutes", False, _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -999,3 +999,63 @@ def test_a_rewrite_that_fails_under_the_runs_limits_is_not_taken(fleet, llm, scr
     assert run.final_sql == written and "rewrite" not in generate.parsed
     assert generate.execution["ok"] is False
     assert generate.execution["error"] == "no such column: hullname"
+
+
+# -- a subquery selecting the outer query's column (outer_column_check) -----------------------
+
+# harbors has no vessel_id: the subquery returns each vessel's own id, so every vessel is "in"
+OUTER_IN_SUBQUERY = ("SELECT hull_name FROM vessels WHERE vessel_id IN "
+                     "(SELECT vessel_id FROM harbors)")
+
+
+def test_sql_whose_subquery_selects_an_outer_column_is_checked_as_sql_that_fails(
+        fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels", "harbors"), sql_block(OUTER_IN_SUBQUERY),
+                      tables_answer("vessels", "voyages"),
+                      verdict("correct", "looks fine"),  # the model is asked, and overruled
+                      sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm, max_rounds=2)
+    assert run.status == "done", run.error
+    check, generate = run.events[4], run.events[5]
+    assert check.inputs["outer_column_check"] is True
+    assert check.execution["ok"] is True  # it runs: nothing else would have stopped it
+    assert len(check.calls) == 1 and check.parsed.get("own_sql") is None  # judged, no own SQL
+    told = ("; but the subquery (SELECT vessel_id FROM harbors) selects vessel_id of the outer "
+            "query's vessels, not of its own tables (harbors), so it returns each outer row's "
+            "own value")
+    assert check.parsed["execution"].endswith(told)
+    assert told in check.calls[0].messages[-1]["content"]
+    assert check.parsed["verdict"] == "negative"
+    assert any("a subquery of the SQL selects a column of the outer query: counted as negative"
+               in n for n in check.notes)
+    # overruled, the reason is the defect, not the model's "looks fine"; the rewrite is told
+    # it and the execution, then writes anew
+    assert check.parsed["reason"] == told[len("; but "):]
+    assert told in generate.calls[0].messages[-1]["content"]
+    assert "looks fine" not in generate.calls[0].messages[-1]["content"]
+    assert run.final_sql == GOOD_SQL
+
+
+def test_the_outer_column_check_is_the_default_and_off_checks_such_sql_as_any(
+        fleet, llm, scripted_llm):
+    assert PIPELINE.resolve_params({})["outer_column_check"] is True
+    assert PIPELINE.resolve_recorded({"name_rewrite": True})["outer_column_check"] is False
+    scripted_llm.push(tables_answer("vessels", "harbors"), sql_block(OUTER_IN_SUBQUERY),
+                      tables_answer("vessels", "voyages"),
+                      sql_block(OUTER_IN_SUBQUERY))  # its own SQL, the same result: agreed
+    run = run_agreement(fleet, llm, outer_column_check=False)
+    check = run.events[4]
+    assert check.inputs["outer_column_check"] is False and "; but" not in check.parsed[
+        "execution"]
+    assert check.parsed["agrees"] is True and run.final_sql == OUTER_IN_SUBQUERY
+
+
+def test_a_correlated_condition_in_a_subquery_is_not_an_outer_column(fleet, llm, scripted_llm):
+    correlated = ("SELECT hull_name FROM vessels AS s WHERE EXISTS (SELECT 1 FROM voyages AS v "
+                  "WHERE v.vessel_id = s.vessel_id AND v.cargo_kind = 'coal')")
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(correlated),
+                      tables_answer("vessels", "voyages"), sql_block(correlated))
+    run = run_agreement(fleet, llm)
+    check = run.events[4]
+    assert "; but" not in check.parsed["execution"] and check.parsed["agrees"] is True
+    assert run.final_sql == correlated

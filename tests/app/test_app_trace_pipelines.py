@@ -453,8 +453,8 @@ def test_r3_trace_says_why_a_revision_answering_from_an_arbitrary_row_is_refused
     at = draw(traces["r3_aggregate"])
     execution = at.status[-1]
     shown = texts(execution)
-    assert ("**Round 1** · :orange-badge[revision not adopted] the SQL before it is final"
-            in shown)
+    assert ("**Round 1** · :orange-badge[revision not adopted] the SQL before it, below, is "
+            "final; the rows shown are the revision's" in shown)
     assert ("The aggregate check: the revised SQL takes its other columns from an arbitrary row "
             "(COUNT(\\*) beside country without GROUP BY), which the SQL before it did not, so "
             "the revision is not adopted and the SQL before it is final.") in shown

@@ -88,7 +88,7 @@ def render_execution_check(check: ExecutionCheck) -> None:
                        check.written_sql or "", check.written_error, check.rewrite)
     elif check.refused:
         st.markdown(f"{round_prefix(check.round)}{badge('revision not adopted', 'orange')} "
-                    "the SQL before it is final")
+                    "the SQL before it, below, is final; the rows shown are the revision's")
     elif check.ok and check.repairs:
         st.markdown(badge(f"runs after {len(check.repairs)} repair(s)", "green"))
     elif check.ok and check.round is not None:

@@ -154,10 +154,18 @@ class CSMA(Retrieving, Pipeline):
                   "makes it run (the trace shows the SQL as written and the change; the "
                   "default: 3 more answers right on each benchmark sample, none lost); off: "
                   "failing SQL goes on to the next check as written, as in the paper"),
+        ParamSpec("outer_column_check", True, "a checked SQL that runs but whose subquery "
+                  "selects a column of the outer query (the subquery then returns each outer "
+                  "row's own value: `x NOT IN (SELECT x FROM t)` where t has no x) is checked "
+                  "as SQL that fails: the model is told why, the check is negative and the "
+                  "agent writes anew (not in the paper); off: such SQL is checked as any SQL "
+                  "that runs"),
     ]
     # the paper's prompts and its check, with failing SQL left as written, were the defaults
-    # before the compact variant, the agreement check and the rewrite measured better
-    earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False}
+    # before the compact variant, the agreement check, the rewrite and the outer-column check
+    # measured better
+    earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
+                        "outer_column_check": False}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

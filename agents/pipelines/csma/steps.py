@@ -15,6 +15,7 @@ from ...candidates import Candidate, results_equal
 from ...engine import StepContext, StepError, UnparseableAnswer
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
+from ...outer_columns import outer_column_in_subquery
 from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite, rewrite_or_none, take_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -306,12 +307,17 @@ def check(ctx: StepContext, agent: int) -> str | None:
     method = check_method(ctx)
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
                    known_tables=list(known), variant=variant(ctx), check_method=method,
-                   name_rewrite=rewrites_names(ctx))
+                   name_rewrite=rewrites_names(ctx),
+                   outer_column_check=bool(ctx.params["outer_column_check"]))
     result = ctx.execute(sql)
     # no hint when hints are off for the run (``--no-error-hints``)
     execution = execution_text(result, ops.restrict(ctx.schema, known)
                                if ctx.limits.hints else None, ctx.db, ctx.limits.timeout)
-    verdict, own = _decide(ctx, agent, known, sql, result, execution, method)
+    outer = (outer_column_in_subquery(sql, ctx.schema)
+             if result.ok and ctx.params["outer_column_check"] else None)
+    if outer:
+        execution += f"; but {outer}"
+    verdict, own = _decide(ctx, agent, known, sql, result, execution, method, outer)
     record = _check_record(ctx, agent, sql, execution, method, verdict, own)
     data["checks"] = list(data.get("checks") or []) + [record]
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
@@ -335,12 +341,15 @@ def check(ctx: StepContext, agent: int) -> str | None:
 
 
 def _decide(ctx: StepContext, agent: int, known: ops.SchemaMap, sql: str, result,
-            execution: str, method: str) -> tuple[dict, dict | None]:
+            execution: str, method: str, outer: str | None = None) -> tuple[dict, dict | None]:
     """The check's verdict (``{"verdict", "reason"}``, plus ``agrees`` when results were
     compared) and the agent's own attempt, if it wrote one. The model judges unless an
-    agreement check can compare two results that say something."""
+    agreement check can compare two results that say something. SQL whose subquery selects
+    an outer query's column (``outer`` describes it, :mod:`agents.outer_columns`) is checked as
+    SQL that fails: the model judges it, told why, and the check is negative whatever it says
+    (overruled, the reason the writer is told is that description)."""
     own = None
-    if method == AGREEMENT and result.ok:
+    if method == AGREEMENT and result.ok and not outer:
         own = _own_attempt(ctx, agent, known)
     if own is not None and own["result"].ok:
         if own["result"].rows or result.rows:
@@ -355,6 +364,10 @@ def _decide(ctx: StepContext, agent: int, known: ops.SchemaMap, sql: str, result
         verdict = {"verdict": NEGATIVE, "reason": verdict["reason"]}
         ctx.note("judged correct by the model, but the SQL failed to execute: counted as "
                  "negative")
+    elif verdict["verdict"] == POSITIVE and outer:
+        verdict = {"verdict": NEGATIVE, "reason": outer}
+        ctx.note("judged correct by the model, but a subquery of the SQL selects a column of "
+                 "the outer query: counted as negative")
     return verdict, own
 
 
