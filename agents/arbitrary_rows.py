@@ -20,28 +20,28 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-# Aggregates that make SQLite take the bare columns from the row holding the extreme value.
+# Aggregates that make SQLite take the bare columns from the row holding the extreme value
+# (the one-argument forms: max(a, b) is the scalar function).
 _EXTREMES = (exp.Min, exp.Max)
 
 
 def arbitrary_row_aggregate(sql: str | None) -> str | None:
     """A short description of the first SELECT of ``sql`` that mixes an aggregate with a column
     outside any aggregate and has no GROUP BY (``"COUNT(T2.singer_id) beside T1.concert_name
-    without GROUP BY"``), or None: no such SELECT, a single min()/max() (defined by SQLite), or
-    SQL that does not parse."""
+    without GROUP BY"``), or None: no such SELECT, or one whose answer SQLite defines after all
+    (exactly one min()/max(); every bare column pinned to one value by the WHERE), or SQL that
+    does not parse."""
     if not sql or not sql.strip():
         return None
     try:
         trees = sqlglot.parse(sql, read="sqlite")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
-        return None
-    for tree in trees:
-        if tree is None:
-            continue
-        for select in tree.find_all(exp.Select):
-            found = _mixed(select)
-            if found:
-                return found
+        for tree in trees:
+            for select in (tree.find_all(exp.Select) if tree is not None else ()):
+                found = _mixed(select)
+                if found:
+                    return found
+    except Exception:  # sqlglot refuses some SQL SQLite runs (or nests too deep to read):
+        return None    # then the database is the judge, as for any SQL
     return None
 
 
@@ -49,16 +49,63 @@ def _mixed(select: exp.Select) -> str | None:
     if select.args.get("group"):
         return None
     aggregates, bare = [], []
+    own_sources = _source_names(select)
     for projection in select.expressions:
         aggregates.extend(_own(projection, exp.AggFunc))
         bare.extend(column for column in _own(projection, exp.Column)
-                    if not _inside(column, (exp.AggFunc, exp.Filter), projection))
+                    if not _inside(column, (exp.AggFunc, exp.Filter), projection)
+                    # a column of an outer query is one value for the whole subquery
+                    and (not column.table or column.table.casefold() in own_sources))
+    pinned = _pinned(select)
+    bare = [c for c in bare if (c.table.casefold(), c.name.casefold()) not in pinned
+            and ("", c.name.casefold()) not in pinned]
     if not aggregates or not bare:
         return None
-    if len(aggregates) == 1 and isinstance(aggregates[0], _EXTREMES):
+    extremes = [a for a in aggregates if isinstance(a, _EXTREMES) and not a.expressions]
+    if len(extremes) == 1:  # SQLite takes the bare columns from the row holding it
         return None
     return (f"{aggregates[0].sql(dialect='sqlite')} beside {bare[0].sql(dialect='sqlite')} "
             "without GROUP BY")
+
+
+def _source_names(select: exp.Select) -> set[str]:
+    """The names (aliases, or table names) a column of this SELECT may be qualified with."""
+    sources = []
+    found = select.args.get("from_") or select.args.get("from")
+    if found is not None:
+        sources.append(found.this)
+    sources.extend(join.this for join in select.args.get("joins") or [])
+    names = set()
+    for source in sources:
+        if source.alias_or_name:
+            names.add(source.alias_or_name.casefold())
+        if isinstance(source, exp.Table):
+            names.add(source.name.casefold())
+    return names
+
+
+def _pinned(select: exp.Select) -> set[tuple[str, str]]:
+    """``(qualifier, column)`` pairs the WHERE fixes to one literal with a top-level ``=``
+    (``WHERE billing_state = 'CA' AND ...``): such a bare column has one value in every row."""
+    where = select.args.get("where")
+    if where is None:
+        return set()
+    pinned = set()
+    for condition in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        if not isinstance(condition, exp.EQ):
+            continue
+        sides = (condition.this, condition.expression)
+        for column, other in (sides, sides[::-1]):
+            if isinstance(column, exp.Column) and _constant(other):
+                pinned.add(((column.table or "").casefold(), column.name.casefold()))
+    return pinned
+
+
+def _constant(node: exp.Expression) -> bool:
+    """A literal, or a double-quoted bare name, which SQLite reads as a string when no column
+    has that name (``WHERE billing_state = "CA"``, common in Spider's SQL)."""
+    return isinstance(node, exp.Literal) or (
+        isinstance(node, exp.Column) and not node.table and node.this.args.get("quoted", False))
 
 
 def _own(node: exp.Expression, kind: type) -> list[exp.Expression]:

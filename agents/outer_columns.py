@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import ScopeType, traverse_scope
 
 from .error_hints import query_tables
 
@@ -34,30 +34,60 @@ def outer_column_in_subquery(sql: str | None, schema) -> str | None:
         return None
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
-        return None
-    if tree is None:
-        return None
-    mapping = _mapping(sql, schema)
-    if not mapping:
-        return None
-    try:
+        mapping = _mapping(sql, schema) if tree is not None else {}
+        if not mapping:
+            return None
         qualified = qualify(tree.copy(), schema=mapping, dialect="sqlite",
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         scopes = list(traverse_scope(qualified))
         written = list(traverse_scope(tree))  # the same scopes, as the query writes them
-    except Exception:  # sqlglot refuses some valid queries; the database is the judge then
+        for index, scope in enumerate(scopes):
+            outer = _outer_in_select_list(scope)
+            if outer is not None:
+                as_written = written[index] if len(written) == len(scopes) else None
+                return _describe(scope, outer, as_written)
+    except Exception:  # sqlglot refuses some SQL SQLite runs (or nests too deep to read):
+        return None    # then the database is the judge, as for any SQL
+    return None
+
+
+def _outer_in_select_list(scope) -> exp.Column | None:
+    """The first column of ``scope``'s SELECT list that belongs to an enclosing query, when
+    ``scope`` is a subquery (or a branch of a compound one) whose rows are used: not the SELECT
+    of an EXISTS, whose list means nothing. Only columns qualified with a table an enclosing
+    scope reads count: a name sqlglot could not resolve (a double-quoted string, ``rowid``)
+    is left to the database."""
+    if not isinstance(scope.expression, exp.Select) or not _in_subquery(scope):
         return None
-    for index, scope in enumerate(scopes):
-        if scope.parent is None or not isinstance(scope.expression, exp.Select):
-            continue
-        listed = {id(column) for projection in scope.expression.expressions
-                  for column in projection.find_all(exp.Column)}
-        outer = [c for c in scope.external_columns if id(c) in listed]
-        if outer:
-            as_written = written[index].expression if len(written) == len(scopes) else None
-            return _describe(scope, outer[0], as_written)
+    if isinstance(scope.expression.parent, exp.Exists):
+        return None
+    listed = {id(column) for projection in scope.expression.expressions
+              for column in projection.find_all(exp.Column)}
+    for column in scope.external_columns:
+        if id(column) in listed and column.table and _enclosing_source(scope, column.table):
+            return column
+    return None
+
+
+def _in_subquery(scope) -> bool:
+    """Whether ``scope`` is a subquery, or a branch of a compound query that is one."""
+    while scope is not None:
+        if scope.scope_type == ScopeType.SUBQUERY:
+            return True
+        if scope.scope_type != ScopeType.SET_OPERATION:
+            return False
+        scope = scope.parent
+    return False
+
+
+def _enclosing_source(scope, name: str):
+    """The source an enclosing scope binds ``name`` to, or None."""
+    parent = scope.parent
+    while parent is not None:
+        if name in parent.sources:
+            return parent.sources[name]
+        parent = parent.parent
     return None
 
 
@@ -71,11 +101,41 @@ def _mapping(sql: str, schema) -> dict[str, dict[str, str]]:
     return mapping
 
 
-def _describe(scope, column: exp.Column, as_written: exp.Expression | None) -> str:
+def _describe(scope, column: exp.Column, as_written) -> str:
+    """The subquery as written, the column and the outer table as written where they can be
+    found there (sqlglot's qualifier lower-cases names), and the subquery's own tables."""
     tables = [source for source in scope.sources.values() if isinstance(source, exp.Table)]
-    own = ", ".join(t.name for t in tables) or "none"
-    text = " ".join((as_written or scope.expression).sql(dialect="sqlite").split())
+    own = ", ".join(t.alias_or_name if not as_written else _written_name(as_written, t.name)
+                    for t in tables) or "no table"
+    shown_column, outer = column.name, column.table
+    if as_written is not None:
+        match = next((c for p in as_written.expression.expressions for c in p.find_all(exp.Column)
+                      if c.name.casefold() == column.name.casefold()), None)
+        if match is not None:
+            shown_column = match.name
+        outer = _outer_name(as_written, column.table)
+    text = " ".join((as_written.expression if as_written else scope.expression)
+                    .sql(dialect="sqlite").split())
     if len(text) > SHOWN_CHARS:
         text = text[:SHOWN_CHARS - 1] + "…"
-    return (f"the subquery ({text}) selects {column.name} of the outer query's {column.table}, "
-            f"not of its own tables ({own}), so it returns each outer row's own value")
+    return (f"the subquery ({text}) selects {shown_column} of the outer query's {outer}, not "
+            f"of its own tables ({own}), so it returns each outer row's own value")
+
+
+def _written_name(scope, name: str) -> str:
+    """``name`` (a table sqlglot lower-cased) as the query writes it in ``scope``."""
+    for source in scope.sources.values():
+        if isinstance(source, exp.Table) and source.name.casefold() == name.casefold():
+            return source.name
+    return name
+
+
+def _outer_name(scope, name: str) -> str:
+    """An enclosing scope's source ``name`` (alias or table) as the query writes it."""
+    parent = scope.parent
+    while parent is not None:
+        for key in parent.sources:
+            if key.casefold() == name.casefold():
+                return key
+        parent = parent.parent
+    return name

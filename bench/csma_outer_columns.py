@@ -14,10 +14,12 @@ with that defect that no check saw (the last round's) is not changed by the opti
 
 ``--with-rewrites`` is for a folder recorded before ``name_rewrite`` (seed 7's agreement
 evaluation, whose figure is that folder with the runs ``bench/csma_rewrites.py`` resumed laid
-over it): a run is then resumed at the earlier of that step and the first step where
-``name_rewrite`` acts (:func:`csma_rewrites.first_rewritable_step`), so pass ``--param
-name_rewrite=true`` too; the rows say which runs the rewrite measurement had resumed. Nothing is
-asserted: it is a measurement.
+over it): a run with such a check is then resumed at the earlier of that step and the first
+step where ``name_rewrite`` acts (:func:`csma_rewrites.first_rewritable_step`), so pass
+``--param name_rewrite=true`` too. Runs that are not resumed carry the folder's own verdict in
+the report, so to compare with a figure laid over the folder, take that measurement's verdict
+for them (``bench/README.md`` does); a run whose rewritten rounds would only then meet such a
+check is not found. Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations

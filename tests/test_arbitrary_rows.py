@@ -23,6 +23,10 @@ from agents.arbitrary_rows import arbitrary_row_aggregate
      "COUNT(*) beside x without GROUP BY"),
     ("SELECT name FROM t UNION SELECT name, count(*) FROM u",
      "COUNT(*) beside name without GROUP BY"),
+    # pinned only under an OR, or to another column: not one value
+    ("SELECT state, count(*) FROM invoices WHERE state = 'CA' OR total > 9",
+     "COUNT(*) beside state without GROUP BY"),
+    ("SELECT a, count(*) FROM t WHERE a = b", "COUNT(*) beside a without GROUP BY"),
 ])
 def test_finds_an_aggregate_beside_an_ungrouped_column(sql, found):
     assert arbitrary_row_aggregate(sql) == found
@@ -40,6 +44,15 @@ def test_finds_an_aggregate_beside_an_ungrouped_column(sql, found):
     "SELECT count(*) FILTER (WHERE age > 20), avg(age) FROM singer",
     "SELECT 'all', count(*) FROM singer",
     "SELECT name FROM singer ORDER BY (SELECT count(*) FROM concert)",
+    # exactly one min()/max() among the aggregates: SQLite still takes its row
+    "SELECT name, max(age), count(*) FROM singer",
+    # every bare column fixed to one value by the WHERE
+    "SELECT state, COUNT(*), SUM(total) FROM invoices WHERE state = 'CA'",
+    'SELECT billing_state, COUNT(*) FROM invoices WHERE total > 1 AND billing_state = "CA"',
+    # a column of the outer query is one value for the whole subquery
+    "SELECT a FROM t WHERE b > (SELECT count(*) + t.c FROM u)",
+    # nested deeper than sqlglot reads: never an exception, the database judges it
+    "SELECT " + "(" * 120 + "1" + ")" * 120 + ", count(*), name FROM t",
     "",
     None,
     "SELECT FROM WHERE ((",                       # unreadable: the database judges it

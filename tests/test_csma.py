@@ -1014,7 +1014,7 @@ def test_sql_whose_subquery_selects_an_outer_column_is_checked_as_sql_that_fails
                       tables_answer("vessels", "voyages"),
                       verdict("correct", "looks fine"),  # the model is asked, and overruled
                       sql_block(GOOD_SQL))
-    run = run_agreement(fleet, llm, max_rounds=2)
+    run = run_agreement(fleet, llm, max_rounds=2, outer_column_check=True)
     assert run.status == "done", run.error
     check, generate = run.events[4], run.events[5]
     assert check.inputs["outer_column_check"] is True
@@ -1036,9 +1036,9 @@ def test_sql_whose_subquery_selects_an_outer_column_is_checked_as_sql_that_fails
     assert run.final_sql == GOOD_SQL
 
 
-def test_the_outer_column_check_is_the_default_and_off_checks_such_sql_as_any(
+def test_the_outer_column_check_is_off_by_default_and_off_checks_such_sql_as_any(
         fleet, llm, scripted_llm):
-    assert PIPELINE.resolve_params({})["outer_column_check"] is True
+    assert PIPELINE.resolve_params({})["outer_column_check"] is False
     assert PIPELINE.resolve_recorded({"name_rewrite": True})["outer_column_check"] is False
     scripted_llm.push(tables_answer("vessels", "harbors"), sql_block(OUTER_IN_SUBQUERY),
                       tables_answer("vessels", "voyages"),
@@ -1055,7 +1055,7 @@ def test_a_correlated_condition_in_a_subquery_is_not_an_outer_column(fleet, llm,
                   "WHERE v.vessel_id = s.vessel_id AND v.cargo_kind = 'coal')")
     scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(correlated),
                       tables_answer("vessels", "voyages"), sql_block(correlated))
-    run = run_agreement(fleet, llm)
+    run = run_agreement(fleet, llm, outer_column_check=True)
     check = run.events[4]
     assert "; but" not in check.parsed["execution"] and check.parsed["agrees"] is True
     assert run.final_sql == correlated

@@ -25,18 +25,18 @@ def schema(tmp_path):
 
 @pytest.mark.parametrize("sql, found", [
     ("SELECT Name FROM museum WHERE Museum_ID NOT IN (SELECT Museum_ID FROM visitor)",
-     "the subquery (SELECT Museum_ID FROM visitor) selects museum_id of the outer query's "
+     "the subquery (SELECT Museum_ID FROM visitor) selects Museum_ID of the outer query's "
      "museum, not of its own tables (visitor), so it returns each outer row's own value"),
     # qualified with the outer alias, although a table of the subquery has the column
     ("SELECT T1.Name FROM museum AS T1 WHERE T1.Museum_ID IN (SELECT T1.Museum_ID FROM visit "
      "AS T3 JOIN visitor AS T2 ON T2.ID = T3.visitor_ID)",
      "the subquery (SELECT T1.Museum_ID FROM visit AS T3 JOIN visitor AS T2 ON T2.ID = "
-     "T3.visitor_ID) selects museum_id of the outer query's t1, not of its own tables (visit, "
+     "T3.visitor_ID) selects Museum_ID of the outer query's T1, not of its own tables (visit, "
      "visitor), so it returns each outer row's own value"),
     # in one branch of a compound subquery
     ("SELECT Name FROM museum WHERE Museum_ID IN (SELECT Museum_ID FROM visit UNION "
      "SELECT Museum_ID FROM visitor)",
-     "the subquery (SELECT Museum_ID FROM visitor) selects museum_id of the outer query's "
+     "the subquery (SELECT Museum_ID FROM visitor) selects Museum_ID of the outer query's "
      "museum, not of its own tables (visitor), so it returns each outer row's own value"),
 ])
 def test_finds_a_subquery_selecting_an_outer_column(schema, sql, found):
@@ -52,6 +52,18 @@ def test_finds_a_subquery_selecting_an_outer_column(schema, sql, found):
     "FROM museum AS m",
     "SELECT Name FROM (SELECT Name, Museum_ID FROM museum) AS t WHERE Museum_ID > 1",
     "SELECT Name FROM museum",
+    # the SELECT list of an EXISTS means nothing
+    "SELECT Name FROM museum AS m WHERE NOT EXISTS (SELECT Name FROM visit AS v "
+    "WHERE v.Museum_ID = m.Museum_ID)",
+    # branches of a top-level compound query, a CTE, a table in FROM: no outer query there;
+    # names sqlglot cannot resolve (rowid, a double-quoted string) are the database's to judge
+    "SELECT rowid FROM museum UNION SELECT Name FROM visitor",
+    'SELECT Name, "none" FROM museum UNION SELECT Name, "x" FROM visitor',
+    'SELECT n FROM (SELECT Name AS n, "a" AS k FROM museum)',
+    "WITH c AS (SELECT Museum_ID FROM visitor) SELECT * FROM c",
+    # nested deeper than sqlglot reads: never an exception
+    "SELECT " + "(" * 120 + "1" + ")" * 120 + " FROM museum WHERE Museum_ID IN "
+    "(SELECT Museum_ID FROM visitor)",
     "SELECT nothing FROM nowhere WHERE x IN (SELECT y FROM elsewhere)",  # unknown tables
     "SELECT FROM WHERE ((",
     "",

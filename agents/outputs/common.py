@@ -177,6 +177,10 @@ class ExecutionCheck(Output):
     def shown_sql(self) -> list[str]:
         return [r.get("sql_after") or "" for r in self.repairs] + [self.written_sql or ""]
 
+    def executed_label(self) -> str:
+        # a refused revision's step shows the SQL before it, but executed the revision
+        return "The revision, not adopted, executed" if self.refused else "Executed"
+
 
 @register
 @dataclass

@@ -209,6 +209,14 @@ def script_r3_aggregate(server) -> None:
                 "Simplified.\n```sql\nSELECT country, COUNT(*) FROM customers\n```")
 
 
+def script_r3_failing_revision(server) -> None:
+    """The revision misspells the column: the execution gate keeps the SQL before it."""
+    server.push(f"```sql\n{PER_COUNTRY}\n```",
+                "```json\n" + json.dumps({"Reviewer Ada": "Data Analyst"}) + "\n```",
+                "COMMENT: Name the column cntry.\nVERDICT: revise",
+                "Renamed.\n```sql\nSELECT cntry, COUNT(*) FROM customers GROUP BY cntry\n```")
+
+
 def example_bank() -> ExampleBank:
     bank = ExampleBank()
     bank.add(DEA_EXAMPLE_Q, "SELECT SUM(T1.price) FROM payment AS T1 JOIN player AS T2 "
@@ -279,6 +287,9 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                     params={"k": 0, "n_reviewers": 1, "max_fix_attempts": 1}),
             "r3_aggregate": run_events("r3", R3_QUESTION, script_r3_aggregate, shop, llm,
                                        server, params={"k": 0, "n_reviewers": 1}),
+            "r3_failing_revision": run_events("r3", R3_QUESTION, script_r3_failing_revision,
+                                              shop, llm, server,
+                                              params={"k": 0, "n_reviewers": 1}),
         }
     shop.close()
     return traces
@@ -454,12 +465,24 @@ def test_r3_trace_says_why_a_revision_answering_from_an_arbitrary_row_is_refused
     execution = at.status[-1]
     shown = texts(execution)
     assert ("**Round 1** · :orange-badge[revision not adopted] the SQL before it, below, is "
-            "final; the rows shown are the revision's" in shown)
+            "final" in shown)
+    assert "The revision, not adopted, executed: 1 row(s)" in shown
     assert ("The aggregate check: the revised SQL takes its other columns from an arbitrary row "
             "(COUNT(\\*) beside country without GROUP BY), which the SQL before it did not, so "
             "the revision is not adopted and the SQL before it is final.") in shown
     assert "the SQL runs" not in shown
     assert "**aggregate gate**: yes" in shown
+    assert [sql for _, sql in codes(execution)][-1] == format_sql(PER_COUNTRY)
+
+
+def test_r3_trace_shows_the_error_of_a_revision_the_execution_gate_refused(traces):
+    execution = draw(traces["r3_failing_revision"]).status[-1]
+    shown = texts(execution)
+    assert ("**Round 1** · :orange-badge[revision not adopted] the SQL before it, below, is "
+            "final" in shown)
+    assert ":red-badge[the revision fails] (OperationalError): no such column: cntry" in shown
+    assert "Execution decides: the revised SQL fails (no such column: cntry)" in shown
+    assert "row(s)" not in shown  # no rows: the revision ran none
     assert [sql for _, sql in codes(execution)][-1] == format_sql(PER_COUNTRY)
 
 

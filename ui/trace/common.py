@@ -88,7 +88,10 @@ def render_execution_check(check: ExecutionCheck) -> None:
                        check.written_sql or "", check.written_error, check.rewrite)
     elif check.refused:
         st.markdown(f"{round_prefix(check.round)}{badge('revision not adopted', 'orange')} "
-                    "the SQL before it, below, is final; the rows shown are the revision's")
+                    "the SQL before it, below, is final")
+        if not check.ok and check.error:
+            kind = f" ({text(check.error_class)})" if check.error_class else ""
+            st.markdown(f"{badge('the revision fails', 'red')}{kind}: {text(check.error)}")
     elif check.ok and check.repairs:
         st.markdown(badge(f"runs after {len(check.repairs)} repair(s)", "green"))
     elif check.ok and check.round is not None:

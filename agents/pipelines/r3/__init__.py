@@ -20,8 +20,9 @@ they measured better than the paper's prompts on both benchmark samples (``bench
 ``writer_style="direct"`` (the SQL alone, no chain of thought), ``review_prompt="strict"``
 (reviewers approve unless they can name a concrete error), ``revision_gate="execution"`` (a
 revision that no longer runs, or empties a non-empty result, is not adopted),
-``aggregate_gate`` (nor is one that drops the GROUP BY a count per group needs, leaving SQLite to
-answer from an arbitrary row: :mod:`agents.arbitrary_rows`) and
+``aggregate_gate`` (nor is one that newly answers from an arbitrary row, an aggregate beside an
+ungrouped column, as revisions did that dropped the GROUP BY of a per-group count:
+:mod:`agents.arbitrary_rows`) and
 ``fix_prompt="tables"`` (a name error's correction shows the query's tables with their aliases
 and columns). The paper's behaviour is one switch away (``writer_style="cot"`` or ``"pot"``,
 ``review_prompt``, ``revision_gate`` and ``fix_prompt`` set to ``"paper"``, ``aggregate_gate``
