@@ -192,14 +192,18 @@ def _cell(value: Any) -> str:
 # -- Markdown -----------------------------------------------------------------------------------
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~$])")
-_MD_LINE_START = re.compile(r"^(\d*)([#=+.)-])")
+# What starts a block at the start of a line: a numbered item ("1." "2)"), a heading or
+# setext underline ("#", "="), a bullet ("-", "+"). Digits before anything else ("2026-11-27")
+# start nothing, so they are left as they are.
+_MD_ORDERED = re.compile(r"^(\d+)([.)])(?=\s|$)")
+_MD_BLOCK_START = re.compile(r"^([#=+-])")
 
 
 def md_escape(text: Any) -> str:
     """Literal text in Markdown: no emphasis, link, HTML tag, math, heading, list or table cell
     break (whitespace is collapsed to one line)."""
     escaped = _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-    return _MD_LINE_START.sub(r"\1\\\2", escaped)
+    return _MD_BLOCK_START.sub(r"\\\1", _MD_ORDERED.sub(r"\1\\\2", escaped))
 
 
 def _fence(text: str) -> str:

@@ -105,3 +105,17 @@ def test_cli_export_mistakes_are_one_line(runs, capsys, argv, fragment):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and fragment in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("text, escaped", [
+    ("2026-11-27 10:00 UTC", "2026-11-27 10:00 UTC"),  # a date starts no block
+    ("3.5 apples", "3.5 apples"),
+    ("1. first", "1\\. first"),                         # would be a numbered item
+    ("12) twelfth", "12\\) twelfth"),
+    ("- dash", "\\- dash"),                             # a bullet
+    ("# hash", "\\# hash"),                             # a heading
+    ("a *b* `c` |d| <e>", "a \\*b\\* \\`c\\` \\|d\\| \\<e\\>"),
+])
+def test_markdown_text_is_escaped_only_where_it_would_be_read_as_markup(text, escaped):
+    from agents.run_report import md_escape
+    assert md_escape(text) == escaped
