@@ -35,6 +35,7 @@ from agents.evaluation.harness import DatabasePool, score  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from first_drafts import options_of, read_answers  # noqa: E402
+from runnable_endings import replay_arguments, write_report  # noqa: E402
 
 
 def refused_revision(events: list[dict]) -> dict | None:
@@ -103,16 +104,10 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", required=True, help="an R³ evaluation folder")
-    parser.add_argument("--resumed", default=None,
-                        help="a resumed-runs measurement JSON whose final SQL replaces the "
-                             "folder's for the runs it resumed")
-    parser.add_argument("--data", required=True, help="the Spider folder the runs were asked on")
-    parser.add_argument("--out", required=True)
+    replay_arguments(parser, "an R³ evaluation folder")
     args = parser.parse_args(argv)
     report = measure(args.results, args.resumed, Path(args.data))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_report(args.out, report)
     print(f"r3 {Path(args.results).name}: {report['questions']} questions, EX "
           f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
           f"-{len(report['broken'])}), {report['refusals']} revision(s) refused, "

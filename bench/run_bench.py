@@ -34,18 +34,18 @@ def _spider_ready() -> str | None:
     return None
 
 
-def _endings_ready() -> str | None:
-    for name in ("seed8-deasql-compact/results.jsonl", "rewrite-seed8-deasql.json"):
-        if not (RESULTS.parent / name).is_file():
-            return f"no committed results at bench/results/{name}"
-    return _spider_ready()
+def _committed(*names: str):
+    """A readiness check: the committed result files ``names`` and the Spider dataset."""
+    def ready() -> str | None:
+        for name in names:
+            if not (RESULTS.parent / name).is_file():
+                return f"no committed results at bench/results/{name}"
+        return _spider_ready()
+    return ready
 
 
-def _aggregate_gate_ready() -> str | None:
-    for name in ("seed7-r3-small/results.jsonl", "rewrite-seed7-r3.json"):
-        if not (RESULTS.parent / name).is_file():
-            return f"no committed results at bench/results/{name}"
-    return _spider_ready()
+_endings_ready = _committed("seed8-deasql-compact/results.jsonl", "rewrite-seed8-deasql.json")
+_aggregate_gate_ready = _committed("seed7-r3-small/results.jsonl", "rewrite-seed7-r3.json")
 
 
 def _results_ready() -> str | None:
@@ -83,6 +83,17 @@ class Benchmark:
     missing: Callable[[], str | None]  # why it cannot run here, or None
 
 
+def _replay(name: str, script: str, folder: str, resumed: str, out: str, what: str,
+            ready, *options: str) -> Benchmark:
+    """A cheap replay on recorded runs: ``folder`` with the resumed runs of ``resumed`` laid
+    over it, the report written to ``bench/runs/<out>``."""
+    return Benchmark(name, [script, *options, "--results", str(RESULTS.parent / folder),
+                            "--resumed", str(RESULTS.parent / resumed), "--data", str(SPIDER),
+                            "--out", f"bench/runs/{out}"],
+                     what, "the committed results and the Spider databases", "a few seconds",
+                     True, ready)
+
+
 BENCHMARKS = [
     Benchmark("scoring-speed", ["bench/scoring_speed.py", str(SPIDER)],
               "harness seconds per question with no model (gold SQL as the answer)",
@@ -98,24 +109,16 @@ BENCHMARKS = [
               "each pipeline's first SQL and final answer against baseline's: where the gap "
               "to one prompt opens", "the committed results and the Spider databases",
               "a few seconds", True, _results_ready),
-    Benchmark("runnable-endings", ["bench/runnable_endings.py", "--pipeline", "deasql",
-                                   "--results", str(RESULTS.parent / "seed8-deasql-compact"),
-                                   "--resumed", str(RESULTS.parent / "rewrite-seed8-deasql.json"),
-                                   "--data", str(SPIDER), "--out",
-                                   "bench/runs/endings-seed8-deasql.json"],
-              "DEA-SQL's recorded final SQL that fails on a column name replaced by the version "
-              "one clear change makes run (the run's last act, so no model): EX before and after",
-              "the committed results and the Spider databases", "a few seconds", True,
-              _endings_ready),
-    Benchmark("aggregate-gate", ["bench/aggregate_gate.py",
-                                 "--results", str(RESULTS.parent / "seed7-r3-small"),
-                                 "--resumed", str(RESULTS.parent / "rewrite-seed7-r3.json"),
-                                 "--data", str(SPIDER), "--out",
-                                 "bench/runs/aggregate-gate-seed7-r3.json"],
-              "R³'s recorded revisions that newly take columns from an arbitrary row refused, "
-              "the SQL before each final (the run's last act, so no model): EX before and after",
-              "the committed results and the Spider databases", "a few seconds", True,
-              _aggregate_gate_ready),
+    _replay("runnable-endings", "bench/runnable_endings.py", "seed8-deasql-compact",
+            "rewrite-seed8-deasql.json", "endings-seed8-deasql.json",
+            "DEA-SQL's recorded final SQL that fails on a column name replaced by the version "
+            "one clear change makes run (the run's last act, so no model): EX before and after",
+            _endings_ready, "--pipeline", "deasql"),
+    _replay("aggregate-gate", "bench/aggregate_gate.py", "seed7-r3-small",
+            "rewrite-seed7-r3.json", "aggregate-gate-seed7-r3.json",
+            "R³'s recorded revisions that newly take columns from an arbitrary row refused, "
+            "the SQL before each final (the run's last act, so no model): EX before and after",
+            _aggregate_gate_ready),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),

@@ -104,19 +104,30 @@ def measure(pipeline: str, folder: str, resumed: str | None, data: Path) -> dict
             "not_running_after": sum(not r["runs_after"] for r in rows), "rows": rows}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pipeline", required=True, choices=sorted(ENDING_STEPS))
-    parser.add_argument("--results", required=True, help="evaluation folder with results.jsonl")
+def replay_arguments(parser: argparse.ArgumentParser,
+                     results_help: str = "evaluation folder with results.jsonl") -> None:
+    """The options of a replay on recorded runs: the folder, the resumed runs laid over it,
+    the Spider folder and the report's path (this script's and ``bench/aggregate_gate.py``'s)."""
+    parser.add_argument("--results", required=True, help=results_help)
     parser.add_argument("--resumed", default=None,
                         help="a resumed-runs measurement JSON whose final SQL replaces the "
                              "folder's for the runs it resumed")
     parser.add_argument("--data", required=True, help="the Spider folder the runs were asked on")
     parser.add_argument("--out", required=True)
+
+
+def write_report(out: str, report: dict) -> None:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pipeline", required=True, choices=sorted(ENDING_STEPS))
+    replay_arguments(parser)
     args = parser.parse_args(argv)
     report = measure(args.pipeline, args.results, args.resumed, Path(args.data))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_report(args.out, report)
     print(f"{args.pipeline} {Path(args.results).name}: {report['questions']} questions, EX "
           f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
           f"-{len(report['broken'])}), {report['endings']} ending(s) rewritten, SQL that does "
