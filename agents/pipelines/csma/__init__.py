@@ -74,11 +74,11 @@ switch keep it off.
 The ``outer_column_check`` parameter (off by default) makes a check treat SQL that runs but
 whose subquery selects a column of the outer query (:mod:`agents.outer_columns`:
 ``museum_id NOT IN (SELECT museum_id FROM visitor)`` where ``visitor`` has no such column, so
-the subquery returns each museum's own id) as SQL that fails: the model judges it told why,
-the check is negative whatever it says, and the agent writes anew. In seed 7's runs 4 final
+the subquery returns each museum's own id) as SQL that fails: the model judges it after being
+told why, the check is negative whatever it says, and the agent writes anew. In seed 7's runs 4 final
 answers were such SQL, all wrong; resumed with the check, the agents wrote the same subquery
-again in 3 of them and the fourth was already right in the figure, and no seed-8 run has such a
-check, so it stays off.
+again in 3 of them and the fourth was already right in the figure, and no seed-8 check saw such
+SQL that runs, so it stays off.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
@@ -167,8 +167,9 @@ class CSMA(Retrieving, Pipeline):
                   "selects a column of the outer query (the subquery then returns each outer "
                   "row's own value: `x NOT IN (SELECT x FROM t)` where t has no x) is checked "
                   "as SQL that fails: the model is told why, the check is negative and the "
-                  "agent writes anew (not in the paper; off by default: on the benchmark "
-                  "samples the agents then wrote the same subquery again, no answer gained)"),
+                  "agent writes anew (not in the paper; off by default: on seed 7 the agents "
+                  "wrote the same subquery again in 3 of 4 runs and the fourth was already "
+                  "right; no seed-8 check saw such SQL: no answer gained)"),
     ]
     # the paper's prompts and its check, with failing SQL left as written, were the defaults
     # before the compact variant, the agreement check and the rewrite measured better

@@ -16,7 +16,8 @@ cached prompt prefix; the invitation's example uses placeholders because a small
 concrete example verbatim; the paper gives no round limit, so ``max_rounds`` is a parameter.
 
 Options for small models, chosen from the kinds of failure in the traces and the defaults since
-they measured better than the paper's prompts on both benchmark samples (``bench/README.md``):
+they measured better than the paper's prompts on both benchmark samples (``aggregate_gate``:
+better on one, level on the other, nothing lost; ``bench/README.md``):
 ``writer_style="direct"`` (the SQL alone, no chain of thought), ``review_prompt="strict"``
 (reviewers approve unless they can name a concrete error), ``revision_gate="execution"`` (a
 revision that no longer runs, or empties a non-empty result, is not adopted),
