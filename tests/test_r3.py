@@ -760,3 +760,18 @@ def test_an_unusable_sampled_correction_leaves_the_first_answer_in_the_dialogue(
                                               "content": writer(ALIAS_ERROR, "Again.")}
     assert len(first_fix.data["dialogue"]) == 3
     assert result.final_sql == SQL_A
+
+
+def test_the_text_view_says_a_revision_was_not_adopted(db, llm, scripted_llm):
+    from agents.textview import render_event
+
+    scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify: no GROUP BY."),
+                      writer(ONE_ARBITRARY_ROW, "Simplified."))
+    result = run(db, llm, n_reviewers=1, aggregate_gate=True)
+    check = result.events[-1]
+    assert "the revision is not adopted: the revised SQL takes its other columns from an " \
+           "arbitrary row" in "\n".join(check.output.text_lines())
+    assert check.output.executed_label() == "The revision, not adopted, executed"
+    shown = "\n".join(render_event(check))
+    assert "  the revision runs and returns 1 row(s)" in shown
+    assert "  the revision is not adopted: the revised SQL takes" in shown

@@ -164,11 +164,12 @@ class ExecutionCheck(Output):
         if self.rewrite:
             lines.append(f"  the SQL still failed ({self.written_error}); rewritten to run: "
                          f"{self.rewrite}")
+        subject = "the revision" if self.refused else "the SQL"
         if self.ok:
-            lines.append(f"  the SQL runs and returns {self.rows} row(s)"
-                         if self.rows is not None else "  the SQL runs")
+            lines.append(f"  {subject} runs and returns {self.rows} row(s)"
+                         if self.rows is not None else f"  {subject} runs")
         else:
-            lines.append(f"  the SQL fails ({self.error_class}): {self.error}")
+            lines.append(f"  {subject} fails ({self.error_class}): {self.error}")
         if self.refused:
             lines.append(f"  the revision is not adopted: {self.refused}; the SQL before it is "
                          "final")
