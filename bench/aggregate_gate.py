@@ -13,10 +13,12 @@ first revision of the run the gate refuses is found in its recorded steps, and t
 it is scored with the evaluation's own scoring on the question's own database. A revision the
 recorded run already refused (it failed, or emptied the result) is passed over.
 
-``--resumed`` lays a measurement of runs resumed since over the folder. Only the final SQL and
-the steps of those runs were recorded, not their revisions, so the gate is known to leave such a
-run alone only where it revised at most once and its final SQL is no such revision; the others
-are listed under ``unknown``, kept as they were, and counted in the report.
+``--resumed`` lays a measurement of runs resumed since over the folder. Measurements made now
+record each resumed step (:mod:`agents.evaluation.resume_recorded`), so such a run is replayed
+as the recording up to where it was resumed followed by those steps. Older measurements kept
+only the final SQL and the step names: the gate is then known to leave a run alone only where it
+revised at most once and its final SQL is no such revision; the others are listed under
+``unknown``, kept as they were, and counted in the report.
 Nothing is asserted: it is a measurement.
 """
 
@@ -73,24 +75,30 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
     rows, unknown = [], []
     for q, record in sorted(answers.items()):
         db = pool.get(str(data / "database" / record["db_id"] / f"{record['db_id']}.sqlite"))
-        if q in laid_over:
-            sql = laid_over[q].get("sql_after")
+        events = (record.get("run") or {}).get("events") or []
+        resumed = laid_over.get(q)
+        if resumed is not None and resumed.get("events") is not None:
+            # resumed since, with its steps recorded: the recording up to it, then those steps
+            events = events[:resumed["from_index"]] + resumed["events"]
+        elif resumed is not None:
+            sql = resumed.get("sql_after")
             verdict = score(db, record["gold_sql"], sql, options)
             row = {"question_id": q, "resumed_before": True, "before": bool(verdict["correct"]),
                    "after": bool(verdict["correct"]), "sql_before": sql}
-            revisions = (laid_over[q].get("steps") or []).count("revise")
+            revisions = (resumed.get("steps") or []).count("revise")
             if revisions > 1 or (revisions and arbitrary_row_aggregate(sql)):
                 unknown.append(q)
                 row["unknown"] = True
             rows.append(row)
             continue
-        sql = record.get("pred_sql")
+        sql = resumed.get("sql_after") if resumed is not None else record.get("pred_sql")
         before = score(db, record["gold_sql"], sql, options)
         if before.get("gold_error"):
             continue
-        refused = refused_revision((record.get("run") or {}).get("events") or [])
+        refused = refused_revision(events)
         after = score(db, record["gold_sql"], refused["sql_before"], options) if refused else before
-        rows.append({"question_id": q, "resumed_before": False, "before": bool(before["correct"]),
+        rows.append({"question_id": q, "resumed_before": resumed is not None,
+                     "before": bool(before["correct"]),
                      "after": bool(after["correct"]), "sql_before": sql,
                      **({"sql_after": refused["sql_before"], "refused": refused["revision"],
                          "found": refused["found"]} if refused else {})})

@@ -98,6 +98,9 @@ def test_a_run_that_repeated_its_failing_repair_is_resumed_there_and_scored(
     assert row["retries"] == 1 and row["sql_after"].rstrip(";") == GOLD
     assert row["steps"][:2] == ["fix", "execute"]
     assert row["calls"] == 4  # the fix twice, the invitation, the review
+    # what a later replay reads of the resumed steps: no prompts
+    assert row["from_index"] == 2 and [e["step"] for e in row["events"]] == row["steps"]
+    assert row["events"][1]["execution"]["ok"] is True and "calls" not in row["events"][0]
 
 
 def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripted_llm,

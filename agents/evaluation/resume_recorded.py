@@ -68,7 +68,18 @@ def resume_record(record: dict, pipeline: Pipeline, find: FindStep, describe: De
             "runs_after": bool((verdict.get("pred") or {}).get("ok")),
             "calls": len(calls), "seconds": round(time.perf_counter() - started, 2),
             "sql_before": record.get("pred_sql"), "sql_after": run.final_sql,
+            "from_index": index, "events": [_replayable(e) for e in rerun],
             **describe(run, index)}
+
+
+def _replayable(event) -> dict:
+    """What a later replay on recorded runs reads of a resumed step (``bench/aggregate_gate.py``
+    reads revisions): its step, SQL, parsed output, whether its SQL ran, and its notes -- not
+    its prompts, which would make the report as large as the runs."""
+    execution = event.execution or {}
+    return {"step": event.step, "sql": event.sql, "parsed": event.parsed,
+            "execution": {"ok": execution.get("ok"), "sql": execution.get("sql")}
+            if execution else None, "notes": list(event.notes)}
 
 
 def _manifest(folder: str) -> dict:
