@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import ScopeType, traverse_scope
 
-from .error_hints import query_tables
+from .error_hints import resolve_name
 
 SHOWN_CHARS = 90  # longest subquery text quoted in the description
 
@@ -34,7 +34,7 @@ def outer_column_in_subquery(sql: str | None, schema) -> str | None:
         return None
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
-        mapping = _mapping(sql, schema) if tree is not None else {}
+        mapping = _mapping(tree, schema) if tree is not None else {}
         if not mapping:
             return None
         qualified = qualify(tree.copy(), schema=mapping, dialect="sqlite",
@@ -65,7 +65,8 @@ def _outer_in_select_list(scope) -> exp.Column | None:
     listed = {id(column) for projection in scope.expression.expressions
               for column in projection.find_all(exp.Column)}
     for column in scope.external_columns:
-        if id(column) in listed and column.table and _enclosing_source(scope, column.table):
+        # external, so not bound in the scope itself: bound, if at all, in an enclosing one
+        if id(column) in listed and column.table and resolve_name(scope, column.table):
             return column
     return None
 
@@ -81,21 +82,12 @@ def _in_subquery(scope) -> bool:
     return False
 
 
-def _enclosing_source(scope, name: str):
-    """The source an enclosing scope binds ``name`` to, or None."""
-    parent = scope.parent
-    while parent is not None:
-        if name in parent.sources:
-            return parent.sources[name]
-        parent = parent.parent
-    return None
-
-
-def _mapping(sql: str, schema) -> dict[str, dict[str, str]]:
-    """The tables ``sql`` reads, as sqlglot's schema mapping (table -> column -> type)."""
+def _mapping(tree: exp.Expression, schema) -> dict[str, dict[str, str]]:
+    """The schema's tables the parsed query reads, as sqlglot's schema mapping (table -> column
+    -> type); names that are no table of the schema (CTEs, subquery aliases) are left out."""
     mapping = {}
-    for table_name in set(query_tables(sql, schema).values()):
-        table = schema.table(table_name)
+    for node in tree.find_all(exp.Table):
+        table = schema.table(node.name)
         if table is not None:
             mapping[table.name] = {c.name: (c.type or "TEXT") for c in table.columns}
     return mapping
