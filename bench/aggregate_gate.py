@@ -76,28 +76,28 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
     for q, record in sorted(answers.items()):
         db = pool.get(str(data / "database" / record["db_id"] / f"{record['db_id']}.sqlite"))
         events = (record.get("run") or {}).get("events") or []
-        resumed = laid_over.get(q)
-        if resumed is not None and resumed.get("events") is not None:
+        later = laid_over.get(q)
+        if later is not None and later.get("events") is not None:
             # resumed since, with its steps recorded: the recording up to it, then those steps
-            events = events[:resumed["from_index"]] + resumed["events"]
-        elif resumed is not None:
-            sql = resumed.get("sql_after")
+            events = events[:later["from_index"]] + later["events"]
+        elif later is not None:
+            sql = later.get("sql_after")
             verdict = score(db, record["gold_sql"], sql, options)
             row = {"question_id": q, "resumed_before": True, "before": bool(verdict["correct"]),
                    "after": bool(verdict["correct"]), "sql_before": sql}
-            revisions = (resumed.get("steps") or []).count("revise")
+            revisions = (later.get("steps") or []).count("revise")
             if revisions > 1 or (revisions and arbitrary_row_aggregate(sql)):
                 unknown.append(q)
                 row["unknown"] = True
             rows.append(row)
             continue
-        sql = resumed.get("sql_after") if resumed is not None else record.get("pred_sql")
+        sql = later.get("sql_after") if later is not None else record.get("pred_sql")
         before = score(db, record["gold_sql"], sql, options)
         if before.get("gold_error"):
             continue
         refused = refused_revision(events)
         after = score(db, record["gold_sql"], refused["sql_before"], options) if refused else before
-        rows.append({"question_id": q, "resumed_before": resumed is not None,
+        rows.append({"question_id": q, "resumed_before": later is not None,
                      "before": bool(before["correct"]),
                      "after": bool(after["correct"]), "sql_before": sql,
                      **({"sql_after": refused["sql_before"], "refused": refused["revision"],
