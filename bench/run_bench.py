@@ -222,6 +222,14 @@ BENCHMARKS = [
               "an outer query's column, with that SQL checked as SQL that fails: EX before "
               "and after, questions changed", "the embedded model and the Spider dataset",
               "about 10 minutes", False, _model_and_spider_ready),
+    Benchmark("macsql-selector", ["bench/macsql_selector.py", "--results",
+                                  "bench/results/seed8-macsql-fresh", "--data", str(SPIDER),
+                                  "--param", "use_selector=never", "--out",
+                                  "bench/runs/selector-seed8-macsql.json"],
+              "recorded MAC-SQL runs whose Selector pruned the schema, resumed at the Selector "
+              "with it off: EX before and after, questions changed, calls and seconds",
+              "the embedded model and the Spider dataset", "about 10 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

@@ -68,7 +68,7 @@ def test_ask_streams_each_step_then_the_sql_and_the_result(db_path, scripted_llm
 
     assert code == 0, err
     assert err == ""
-    expected_order = ["[1] Selector", "skipped: schema small: 2 tables, 7 columns",
+    expected_order = ["[1] Selector", "skipped: the whole schema fits the Decomposer's prompt",
                       "[2] Decomposer", "Sub question 1: Books by Le Guin?",
                       "[3] Refiner", "error (OperationalError): no such table: authors",
                       "repair 1:", "[4] Refiner", "the SQL runs and returns 2 row(s)",

@@ -79,7 +79,7 @@ def test_selector_is_skipped_on_a_small_schema(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(
         ("How many singers are from France?",
          "SELECT COUNT(*) FROM singer WHERE country = 'France'")))
-    result = run(small_db, llm)
+    result = run(small_db, llm, use_selector="auto")
 
     assert result.status == "done"
     selector = result.events[0]
@@ -98,7 +98,7 @@ def test_selector_runs_on_a_large_schema_and_drops_unknown_names(wide_db, llm, s
         "ghost": "keep_all",
     }) + "\n```")
     scripted_llm.when(DECOMPOSER, decomposition(("Name of t1?", "SELECT name FROM t1")))
-    result = run(wide_db, llm, "What is the name in t1?")
+    result = run(wide_db, llm, "What is the name in t1?", use_selector="auto")
 
     assert result.status == "done", result.error
     selector = result.events[0]
@@ -130,7 +130,7 @@ def test_selector_retries_malformed_json_once_then_uses_the_whole_schema(wide_db
                                                                          scripted_llm):
     scripted_llm.when(SELECTOR, "I think tables t0 and t1 are relevant.")
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t7")))
-    result = run(wide_db, llm)
+    result = run(wide_db, llm, use_selector="auto")
 
     assert result.status == "done", result.error
     selector = result.events[0]
@@ -154,7 +154,7 @@ def test_an_unreachable_model_still_fails_the_selector_step(wide_db, scripted_ll
     dead = make_client(Settings(provider="openai", base_url="http://127.0.0.1:9/v1",
                                 api_key="k", model="m", max_retries=0,
                                 request_timeout=2))
-    result = run(wide_db, dead)
+    result = run(wide_db, dead, use_selector="auto")
     assert result.status == "failed"
     assert result.events[-1].agent == "Selector" and "model call failed" in result.error
 
@@ -162,7 +162,7 @@ def test_an_unreachable_model_still_fails_the_selector_step(wide_db, scripted_ll
 def test_selector_accepts_the_retried_answer(wide_db, llm, scripted_llm):
     scripted_llm.push("no idea", '{"t0": "keep_all"}')
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
-    result = run(wide_db, llm)
+    result = run(wide_db, llm, use_selector="auto")
 
     assert result.status == "done"
     assert len(result.events[0].calls) == 2
@@ -176,7 +176,7 @@ def test_selector_dropping_every_table_falls_back_to_the_whole_schema(wide_db, l
                                                                       scripted_llm):
     scripted_llm.when(SELECTOR, json.dumps({f"t{i}": "drop_all" for i in range(8)}))
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
-    result = run(wide_db, llm)
+    result = run(wide_db, llm, use_selector="auto")
 
     assert result.events[0].data["selection"] is None
     assert any("dropped every table" in n for n in result.events[0].notes)
@@ -192,6 +192,69 @@ def test_use_selector_forces_the_choice(mode, expected, small_db, wide_db, llm, 
     result = run(db, llm, use_selector=mode)
     assert result.events[0].status == expected
     assert len(requests_for(scripted_llm, SELECTOR)) == (1 if mode == "always" else 0)
+
+
+def test_context_mode_skips_the_selector_on_a_schema_the_decomposer_can_read_whole(
+        wide_db, llm, scripted_llm):
+    """40 columns: the reference rule prunes it, ``context`` leaves it whole."""
+    scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM t0")))
+    result = run(wide_db, llm, use_selector="context")
+
+    selector = result.events[0]
+    assert selector.step == "selector" and selector.status == "skipped"
+    assert selector.inputs["mode"] == "context"
+    assert "fits the Decomposer's prompt" in selector.notes[-1]
+    assert not requests_for(scripted_llm, SELECTOR)
+    assert "# Table: t7" in last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+    assert result.status == "done" and result.final_sql == "SELECT COUNT(*) FROM t0"
+
+
+def test_context_is_the_default_and_runs_recorded_before_it_resume_with_the_reference_rule(
+        wide_db, llm, scripted_llm):
+    """A run recorded when ``auto`` was the default has no ``use_selector`` among its
+    parameters: resumed at its Selector, the reference rule prunes the 40-column schema again,
+    while a new run leaves it whole."""
+    assert PIPELINE.resolve_params({})["use_selector"] == "context"
+    assert PIPELINE.resolve_recorded({"decomposer_prompt": "graded"})["use_selector"] == "auto"
+    scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM t0")))
+    new = run(wide_db, llm)
+    assert new.events[0].status == "skipped" and not requests_for(scripted_llm, SELECTOR)
+    old = run(wide_db, llm, use_selector="auto")
+    del old.params["use_selector"]
+    resumed = run_to_end(resume_run(PIPELINE, old, 0, wide_db, llm))
+    assert resumed.params["use_selector"] == "auto"
+    assert resumed.events[0].status == "ok" and len(requests_for(scripted_llm, SELECTOR)) == 2
+
+
+def test_context_mode_runs_the_selector_on_what_retrieval_kept_of_a_larger_schema(
+        wide_db, scripted_llm):
+    """A context too small for the whole schema: retrieval keeps part of it, and the Selector
+    prunes that part, as the paper's Selector prunes a large database."""
+    from agents.config import Settings
+    from agents.llm import make_client
+    from agents.pipelines.macsql.prompt_budget import RETRIEVAL
+    from agents.token_budget import estimate_tokens
+
+    question = "What is the name of t3?"
+    whole = estimate_tokens("\n".join(macsql_schema(wide_db.schema)))
+    reserve = RETRIEVAL.reserve_for(PIPELINE.resolve_params(None))
+    context = 1024 + reserve + 2 * estimate_tokens(question + "\n") + whole // 2
+    small = make_client(Settings(provider="openai", base_url=scripted_llm.base_url,
+                                 api_key="k", model="m", cache=False, max_retries=0,
+                                 request_timeout=10.0, remote_context=context))
+    scripted_llm.when(SELECTOR, json.dumps({"t3": "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t3")))
+    result = run(wide_db, small, question, use_selector="context")
+
+    retrieve, selector = result.events[:2]
+    assert retrieve.step == "retrieve" and selector.step == "selector"
+    assert selector.status == "ok" and len(requests_for(scripted_llm, SELECTOR)) == 1
+    kept = {row["table"] for row in retrieve.output.kept}
+    assert "t3" in kept and len(kept) < 8
+    assert {row["table"] for row in selector.output.tables} == kept
+    assert result.status == "done" and result.final_sql == "SELECT name FROM t3"
 
 
 # -- Decomposer ------------------------------------------------------------------------------------
@@ -234,7 +297,7 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
                                            | {f"t{i}": "drop_all" for i in range(2, 8)}))
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nam FROM t1")))
     scripted_llm.when(REFINER, "```sql\nSELECT name FROM t1\n```")
-    result = run(wide_db, llm, "Names in t1?")
+    result = run(wide_db, llm, "Names in t1?", use_selector="auto")
 
     assert result.status == "done"
     selection = result.events[0].data["selection"]
@@ -463,7 +526,7 @@ def test_empty_result_refinement_can_be_switched_off(refine_empty, small_db, llm
 def test_resume_from_the_decomposer_with_an_edited_selection(wide_db, llm, scripted_llm):
     scripted_llm.when(SELECTOR, json.dumps({"t0": "keep_all", "t1": "keep_all"}))
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT name FROM t0")))
-    first = run(wide_db, llm)
+    first = run(wide_db, llm, use_selector="auto")
     assert first.status == "done"
 
     edited = dict(first.events[0].data, selection={"t3": ["value"]})

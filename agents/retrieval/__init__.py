@@ -9,7 +9,7 @@ from .fit import NothingFits, fit
 from .outputs import SchemaRetrieval
 from .ranking import rank
 from .stage import (RETRIEVE, STATE_KEY, RetrievalSpec, Retrieving, over_budget,
-                    retrieval_step, schema_budget)
+                    retrieval_step, schema_budget, schema_tokens)
 
 __all__ = ["NothingFits", "fit", "SchemaRetrieval", "rank", "RETRIEVE", "STATE_KEY",
-           "RetrievalSpec", "Retrieving", "over_budget", "retrieval_step", "schema_budget"]
+           "RetrievalSpec", "Retrieving", "over_budget", "retrieval_step", "schema_budget", "schema_tokens"]

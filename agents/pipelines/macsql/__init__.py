@@ -14,16 +14,19 @@ failed). The paper's prompts are ``decomposer_prompt=paper`` and ``refiner_promp
 Decomposer also has a compact variant. And where the Refiner's loop ends (repairs spent, or the
 repair repeating the SQL) on SQL that fails on a column name, the run ends on the version one
 clear change makes run (``name_rewrite``, :mod:`..runnable_ending`; off, the failing SQL is
-kept as in the paper).
+kept as in the paper). The Selector runs, as the paper says, for a large database: by default
+one whose whole schema the Decomposer's prompt cannot hold (``use_selector=context``; it then
+prunes what schema retrieval kept), because on schemas a 1.5B model could read whole its
+pruning dropped needed tables; the reference implementation's rule by column counts is
+``use_selector=auto``.
 """
 
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import Retrieving, retrieval_step
 from .. import repeat_retry, runnable_ending
-from ..common import macsql_schema
-from . import decomposer, refiner, selector
+from . import decomposer, prompt_budget, refiner, selector
 
 
 class MacSQL(Retrieving, Pipeline):
@@ -34,8 +37,14 @@ class MacSQL(Retrieving, Pipeline):
     paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "
              "COLING 2025")
     params = [
-        ParamSpec("use_selector", "auto", kind="choice", choices=["auto", "always", "never"],
-                  help="auto: run the Selector only on a large schema; always / never: force it"),
+        ParamSpec("use_selector", "context", kind="choice",
+                  choices=["auto", "context", "always", "never"],
+                  help="auto: the reference implementation's rule, run the Selector unless the "
+                       "schema is small by its column counts (the next two limits); context: "
+                       "run it only when the database's whole schema does not fit the "
+                       "Decomposer's prompt, a variant for small models whose pruning of a "
+                       "schema they could read whole dropped needed tables; always / never: "
+                       "force it"),
         ParamSpec("selector_max_avg_columns", 6, min=0,
                   help="auto mode skips the Selector while the average number of columns per "
                        "table is at most this (and the total is within the next limit)"),
@@ -66,9 +75,9 @@ class MacSQL(Retrieving, Pipeline):
         runnable_ending.param_spec(),
     ]
     # the paper's prompts, and failing SQL kept as written, were the defaults before graded,
-    # tables and the runnable ending measured better
+    # tables, the runnable ending and the context rule for the Selector measured better
     earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
-                        "name_rewrite": False}
+                        "name_rewrite": False, "use_selector": "auto"}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
@@ -79,13 +88,7 @@ class MacSQL(Retrieving, Pipeline):
              then=("refiner", END)),
     ]
 
-    # The Decomposer's prompt is the longest: ~2,000 tokens of instructions and worked examples
-    # besides the schema (~700 more with the graded variant's third demonstration); the
-    # Refiner's (~400 tokens of instructions) adds the SQL, its error and, with
-    # refiner_prompt=tables, the columns of the tables around a name error. A prompt still over
-    # the context fails its step with a clear message before the model is called.
-    retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
-        macsql_schema(schema))], reserve=lambda params: 2600 + decomposer.extra_reserve(params))
+    retrieval = prompt_budget.RETRIEVAL
 
     def initial_data(self, ctx: StepContext) -> dict:
         return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}

@@ -17,8 +17,10 @@ from ...engine import ParseError, StepContext, UnparseableAnswer
 from ...outputs import SchemaSelection
 from ...parsing import extract_json
 from ...prompts import load, render
+from ...retrieval import schema_budget, schema_tokens
 from ..common import evidence_text, macsql_schema, schema_size, user_message
 from ..demonstration import ignored_names, template
+from .prompt_budget import RETRIEVAL
 
 HERE = Path(__file__).parent
 
@@ -147,6 +149,16 @@ def _clean_name(name: str) -> str:
     return str(name).strip().strip("`\"'[]").strip()
 
 
+def whole_schema_fits(ctx: StepContext) -> tuple[bool, int, int]:
+    """Whether the database's whole schema fits the Decomposer's prompt: ``(fits, tokens,
+    budget)``. ``use_selector=context`` runs the Selector only when it does not -- the large
+    database the paper's Selector is for, whose schema "may surpass the processing capacity of
+    a LLM within a single api call" -- and then on what schema retrieval kept of it."""
+    tokens = schema_tokens(ctx, RETRIEVAL, ctx.db.schema)
+    budget = schema_budget(ctx, RETRIEVAL)
+    return tokens <= budget, tokens, budget
+
+
 def run(ctx: StepContext) -> str:
     schema = ctx.schema
     tables, columns = schema_size(schema)
@@ -162,6 +174,14 @@ def run(ctx: StepContext) -> str:
         ctx.set_output(SchemaSelection(used=False))
         ctx.skip(f"schema small: {tables} tables, {columns} columns")
         return "decomposer"
+    if mode == "context":
+        fits, tokens, budget = whole_schema_fits(ctx)
+        if fits:
+            ctx.set_output(SchemaSelection(used=False))
+            ctx.skip(f"the whole schema fits the Decomposer's prompt ({tokens:,} of "
+                     f"{budget:,} tokens): the Selector prunes only a schema that does not "
+                     f"(use_selector=context)")
+            return "decomposer"
 
     desc_str, fk_str = macsql_schema(schema)
     prompt = render(load(str(HERE), "selector"), db_id=schema.db_name or ctx.db.name,
