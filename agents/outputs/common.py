@@ -1,5 +1,6 @@
 """Output kinds that several pipelines produce: a SQL draft, a schema selection, a decomposition
-into sub-questions, a repair of failing SQL, an execution check."""
+into sub-questions, a repair of failing SQL, an execution check, the question's values found in
+the data."""
 
 from __future__ import annotations
 
@@ -205,3 +206,37 @@ class ResultSummary(Output):
                     f"written from all {self.row_count} row(s)")
             lines.append(f"  ({seen}{', the result was cut by a limit' if self.truncated else ''})")
         return lines
+
+
+@register
+@dataclass
+class ValueMatches(Output):
+    """Words of the question found as values stored in the database (value grounding)."""
+
+    kind: ClassVar[str] = "value_matches"
+    required: ClassVar[tuple[str, ...]] = ("matches",)
+    matches: list[dict] = field(default_factory=list)  # ValueMatch.to_dict() each
+    phrases: list[str] = field(default_factory=list)
+    columns_searched: int = 0
+    skipped: list[dict] = field(default_factory=list)
+    dropped: int = 0
+    seconds: float | None = None
+    tables_kept: int | None = None  # when only the tables the Schema Retriever kept were searched
+    shown_to: str = "every generator"  # the agents whose prompts hold the matches
+
+    def where(self) -> str:
+        """The columns looked in: ``12 text column(s) of the 5 table(s) kept``."""
+        kept = f" of the {self.tables_kept} table(s) kept" if self.tables_kept is not None else ""
+        return f"{self.columns_searched} text column(s){kept}"
+
+    def text_lines(self) -> list[str]:
+        if not self.matches:
+            return [f"  no stored value matches the question ({len(self.phrases)} phrase(s) "
+                    f"looked up in {self.where()})"]
+        lines = [f"  {len(self.matches)} value(s), shown to {self.shown_to}:"]
+        for m in self.matches:
+            said = "" if m.get("how") == "exact" else \
+                f'  (the question says "{m.get("phrase")}"; {m.get("how")})'
+            lines.append(f"  {m.get('table')}.{m.get('column')} = '{m.get('value')}'{said}")
+        skipped = [f"  not searched: {len(self.skipped)} column(s) or step(s)"]
+        return lines + (skipped if self.skipped else [])

@@ -1,11 +1,12 @@
 """Views of the output kinds several pipelines share: a SQL draft, a schema selection, a
-decomposition, a repair, an execution check."""
+decomposition, a repair, an execution check, the values found in the data."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from agents.outputs import Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair
+from agents.outputs import (Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair,
+                            ValueMatches)
 from agents.sqltext import format_sql
 
 from . import view
@@ -100,3 +101,27 @@ def render_execution_check(check: ExecutionCheck) -> None:
         kind = f" ({text(check.error_class)})" if check.error_class else ""
         attempt = f" · failure {check.attempt}" if check.attempt else ""
         st.markdown(f"{badge('fails', 'red')}{attempt}{kind}: {text(check.error)}")
+
+
+@view(ValueMatches.kind)
+def render_value_matches(found: ValueMatches) -> None:
+    """The question's words found among the stored values, as the writers were told."""
+    if found.matches:
+        st.markdown(f"**{len(found.matches)} stored value(s) match the question**, shown to "
+                    f"{text(found.shown_to)} with the question.")
+        markdown_table(["the question says", "stored value", "column", "match"],
+                       [[cell(m.get("phrase")), name(m.get("value")),
+                         name(f"{m.get('table')}.{m.get('column')}"), cell(m.get("how"))]
+                        for m in found.matches])
+    else:
+        st.markdown("No stored value matches the question's words.")
+    bits = [f"{len(found.phrases)} phrase(s) looked up in {found.where()}"]
+    if found.seconds is not None:
+        bits.append(f"{found.seconds:.2f} s")
+    if found.dropped:
+        bits.append(f"{found.dropped} further match(es) left out")
+    if found.skipped:
+        reasons = sorted({str(s.get("reason", "")).split(" (")[0] for s in found.skipped} - {""})
+        bits.append(f"{len(found.skipped)} column(s) or step(s) not searched"
+                    + (f" ({', '.join(reasons)})" if reasons else ""))
+    st.caption(" · ".join(bits))

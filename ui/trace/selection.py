@@ -1,42 +1,18 @@
-"""Views of the candidate-selection pipeline: the values found in the data, each candidate with
-its generator, the groups and the vote, and the selection agent's choice with its reasoning."""
+"""Views of the candidate-selection pipeline: each candidate with its generator, the groups and
+the vote, and the selection agent's choice with its reasoning."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from agents.outputs import Decomposition
-from agents.pipelines.selection.outputs import CandidateSQL, CandidateVote, Selection, ValueMatches
+from agents.pipelines.selection.outputs import CandidateSQL, CandidateVote, Selection
 from agents.sqltext import format_sql
 from ui.format import preview_frame
 
 from . import view
 from .common import render_decomposition
 from .parts import badge, cell, markdown_table, name, names, prose, text
-
-
-@view(ValueMatches.kind)
-def render_value_matches(found: ValueMatches) -> None:
-    """The question's words found among the stored values, as the generators were told."""
-    if found.matches:
-        st.markdown(f"**{len(found.matches)} stored value(s) match the question**; every "
-                    "generator sees them with the question.")
-        markdown_table(["the question says", "stored value", "column", "match"],
-                       [[cell(m.get("phrase")), name(m.get("value")),
-                         name(f"{m.get('table')}.{m.get('column')}"), cell(m.get("how"))]
-                        for m in found.matches])
-    else:
-        st.markdown("No stored value matches the question's words.")
-    bits = [f"{len(found.phrases)} phrase(s) looked up in {found.where()}"]
-    if found.seconds is not None:
-        bits.append(f"{found.seconds:.2f} s")
-    if found.dropped:
-        bits.append(f"{found.dropped} further match(es) left out")
-    if found.skipped:
-        reasons = sorted({str(s.get("reason", "")).split(" (")[0] for s in found.skipped} - {""})
-        bits.append(f"{len(found.skipped)} column(s) or step(s) not searched"
-                    + (f" ({', '.join(reasons)})" if reasons else ""))
-    st.caption(" · ".join(bits))
 
 
 @view(CandidateSQL.kind)

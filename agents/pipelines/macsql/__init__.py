@@ -27,6 +27,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import Retrieving, retrieval_step
 from .. import repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector
+from .values import ground
 
 
 class MacSQL(Retrieving, Pipeline):
@@ -66,6 +67,10 @@ class MacSQL(Retrieving, Pipeline):
                        "or table to join; after any error, whether this SQL failed before (the "
                        "default: more answers right than with the paper's prompt on both "
                        "benchmark samples); paper: the Refiner prompt of Appendix A.3 alone"),
+        ParamSpec("value_grounding", False,
+                  help="look the question's words up among the stored values (in the tables "
+                       "the Decomposer sees) and show the matches to the Decomposer and the "
+                       "Refiner beside the evidence (not in the paper)"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,
@@ -81,6 +86,8 @@ class MacSQL(Retrieving, Pipeline):
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
+             then=("ground", "decomposer")),
+        Step("ground", "Value grounding", ground, "Find the question's values in the database",
              then=("decomposer",)),
         Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL",
              then=("refiner",)),
@@ -91,7 +98,8 @@ class MacSQL(Retrieving, Pipeline):
     retrieval = prompt_budget.RETRIEVAL
 
     def initial_data(self, ctx: StepContext) -> dict:
-        return {"selection": None, "sub_questions": [], "sql": None, "refine_attempts": 0}
+        return {"selection": None, "grounding": None, "sub_questions": [], "sql": None,
+                "refine_attempts": 0}
 
 
 PIPELINE = MacSQL()

@@ -17,7 +17,9 @@ from ...engine import ParseError, StepContext
 from ...outputs import Decomposition
 from ...parsing import extract_sql_blocks
 from ...prompts import load, render
+from .. import grounding
 from ..common import evidence_text, macsql_schema, user_message
+from ..grounding import grounded_evidence
 
 HERE = Path(__file__).parent
 # decomposer_prompt parameter -> prompt file. The compact variant keeps the paper's constraints
@@ -71,6 +73,12 @@ def parse_answer(text: str) -> dict:
     return {"sub_questions": pairs, "sql": pairs[-1]["sql"]}
 
 
+def shown_evidence(ctx: StepContext) -> str:
+    """The question's evidence, followed by the stored values value grounding found (with
+    ``value_grounding``; no match, or none looked for, leaves the prompt as it was)."""
+    return grounded_evidence(ctx.evidence, ctx.data.get(grounding.STATE_KEY))
+
+
 def run(ctx: StepContext) -> str:
     selection = ctx.data.get("selection")
     desc_str, fk_str = macsql_schema(ctx.schema, selection)
@@ -78,7 +86,7 @@ def run(ctx: StepContext) -> str:
     variant = ctx.params["decomposer_prompt"]
     ctx.set_inputs(tables=tables, selected=bool(selection), prompt=variant)
     prompt = render(load(str(HERE), PROMPTS[variant]), desc_str=desc_str, fk_str=fk_str,
-                    query=ctx.question.strip(), evidence=evidence_text(ctx.evidence))
+                    query=ctx.question.strip(), evidence=evidence_text(shown_evidence(ctx)))
     answer = ctx.ask(user_message(prompt), parse=parse_answer)
     ctx.data["sub_questions"] = answer["sub_questions"]
     ctx.data["sql"] = answer["sql"]

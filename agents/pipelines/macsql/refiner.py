@@ -25,6 +25,7 @@ from ..common import evidence_text, macsql_schema, user_message
 from ..name_context import name_error_context
 from ..repeat_retry import ask_unrepeated, failed_before, retried
 from ..runnable_ending import runnable_ending
+from .decomposer import shown_evidence
 
 HERE = Path(__file__).parent
 # refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
@@ -107,7 +108,7 @@ def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_c
     variant = ctx.params["refiner_prompt"]
     desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
     fields = dict(desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
-                  evidence=evidence_text(ctx.evidence), sql=sql, sqlite_error=shown_error,
+                  evidence=evidence_text(shown_evidence(ctx)), sql=sql, sqlite_error=shown_error,
                   exception_class=error_class)
     if variant == "tables":
         fields["repeated"] = REPEATED if failed_before(sql, failed) else ""

@@ -159,6 +159,11 @@ def whole_schema_fits(ctx: StepContext) -> tuple[bool, int, int]:
     return tokens <= budget, tokens, budget
 
 
+def after_selector(ctx: StepContext) -> str:
+    """Value grounding when the run asks for it, else the Decomposer."""
+    return "ground" if ctx.params["value_grounding"] else "decomposer"
+
+
 def run(ctx: StepContext) -> str:
     schema = ctx.schema
     tables, columns = schema_size(schema)
@@ -168,12 +173,12 @@ def run(ctx: StepContext) -> str:
     if mode == "never":
         ctx.set_output(SchemaSelection(used=False))
         ctx.skip("the Selector is switched off (use_selector=never)")
-        return "decomposer"
+        return after_selector(ctx)
     if mode == "auto" and not needs_selection(schema, ctx.params["selector_max_avg_columns"],
                                               ctx.params["selector_max_columns"]):
         ctx.set_output(SchemaSelection(used=False))
         ctx.skip(f"schema small: {tables} tables, {columns} columns")
-        return "decomposer"
+        return after_selector(ctx)
     if mode == "context":
         fits, tokens, budget = whole_schema_fits(ctx)
         if fits:
@@ -181,7 +186,7 @@ def run(ctx: StepContext) -> str:
             ctx.skip(f"the whole schema fits the Decomposer's prompt ({tokens:,} of "
                      f"{budget:,} tokens): the Selector prunes only a schema that does not "
                      f"(use_selector=context)")
-            return "decomposer"
+            return after_selector(ctx)
 
     desc_str, fk_str = macsql_schema(schema)
     prompt = render(load(str(HERE), "selector"), db_id=schema.db_name or ctx.db.name,
@@ -192,11 +197,11 @@ def run(ctx: StepContext) -> str:
     except UnparseableAnswer as exc:
         ctx.note(f"{exc}; the whole schema is used instead")
         ctx.set_output(SchemaSelection(used=False))
-        return "decomposer"
+        return after_selector(ctx)
     demonstration = template(str(HERE), "selector").split("Here is a new example")[0]
     selection, rows, notes = resolve(schema, answer, demonstration)
     for note in notes:
         ctx.note(note)
     ctx.data["selection"] = selection
     ctx.set_output(SchemaSelection(tables=rows, used=True))
-    return "decomposer"
+    return after_selector(ctx)

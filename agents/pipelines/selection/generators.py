@@ -31,7 +31,6 @@ from typing import Any, Callable
 from ...engine import ParamSpec, StepContext
 from ...parsing import extract_sql
 from ...prompts import load, render
-from ...value_grounding import Grounding
 from .. import baseline
 from ..common import evidence_text, macsql_schema, user_message
 from ..deasql import PIPELINE as DEASQL
@@ -213,9 +212,3 @@ def priority(params: dict, ran: list[str] = ()) -> list[str]:
     that the parameters no longer name come last, in plan order."""
     order = plan(params)[1]
     return order + [name for name in ran if name not in order]
-
-
-def grounded_evidence(evidence: str | None, grounding: dict | None) -> str:
-    """The user's evidence followed by the values grounding found (either may be empty)."""
-    section = Grounding.from_dict(grounding).prompt_section() if grounding else ""
-    return "\n".join(part for part in ((evidence or "").strip(), section) if part)

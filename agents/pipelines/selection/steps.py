@@ -16,11 +16,11 @@ from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...sqltext import same_sql
-from ...step_context import RETRIEVED_SCHEMA
-from ...value_grounding import ground_question
+from .. import grounding
+from ..grounding import grounded_evidence
 from ..r3 import steps as r3_steps
-from .generators import WithParams, generator_for, grounded_evidence, plan, priority
-from .outputs import CandidateSQL, ValueMatches
+from .generators import WithParams, generator_for, plan, priority
+from .outputs import CandidateSQL
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
 
@@ -71,17 +71,7 @@ def ground(ctx: StepContext) -> str:
     """Value grounding: the question's words and literals looked up in the stored values --
     in the tables and columns the Schema Retriever kept when the schema was cut to fit, the
     only ones the writers see."""
-    kept = ({t.name: t.column_names() for t in ctx.schema.tables}
-            if ctx.data.get(RETRIEVED_SCHEMA) is not None else None)
-    grounding = ground_question(ctx.db, ctx.question, tables=kept)
-    ctx.data["grounding"] = grounding.to_dict()
-    ctx.set_inputs(phrases=grounding.phrases, **({"tables": list(kept)} if kept is not None
-                                                 else {}))
-    ctx.set_output(ValueMatches(matches=[m.to_dict() for m in grounding.matches],
-                                phrases=grounding.phrases, skipped=grounding.skipped,
-                                columns_searched=grounding.columns_searched,
-                                dropped=grounding.dropped, seconds=round(grounding.seconds, 3),
-                                tables_kept=len(kept) if kept is not None else None))
+    grounding.ground(ctx, shown_to="every generator")
     return f"candidate:{ctx.data['plan'][0]}"
 
 

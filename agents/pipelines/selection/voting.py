@@ -20,8 +20,9 @@ from ...parsing import extract_json
 from ...prompts import load, render
 from ..baseline import question_text
 from ..common import user_message
+from ..grounding import grounded_evidence
 from ..r3.result_table import result_table
-from .generators import grounded_evidence, priority, schema_text
+from .generators import priority, schema_text
 from .outputs import CandidateVote, Selection
 from .steps import PREVIEW_ROWS
 

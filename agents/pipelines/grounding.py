@@ -1,0 +1,44 @@
+"""Value grounding as a step any pipeline can take before its writers: the question's words and
+literals looked up, within a time budget, among the values stored in the database
+(:mod:`agents.value_grounding`), and the matches handed to the writers' prompts beside the
+question's evidence.
+
+A small model copies a value it is shown far more reliably than it spells one it guesses: told
+``country.GovernmentForm = 'US Territory'`` it writes that, where it otherwise took a value from
+the schema's examples or the question's own casing.
+"""
+
+from __future__ import annotations
+
+from ..engine import StepContext
+from ..outputs import ValueMatches
+from ..step_context import RETRIEVED_SCHEMA
+from ..value_grounding import Grounding, ground_question
+
+STATE_KEY = "grounding"
+
+
+def ground(ctx: StepContext, shown_to: str, tables: dict[str, list[str]] | None = None) -> None:
+    """Look the question up and keep what was found in ``ctx.data``; the step's output lists it.
+
+    The lookup searches the tables the writers see: ``tables`` when given (a schema selection),
+    else those the Schema Retriever kept when the schema was cut to fit, else the whole
+    database."""
+    if tables is None and ctx.data.get(RETRIEVED_SCHEMA) is not None:
+        tables = {t.name: t.column_names() for t in ctx.schema.tables}
+    grounding = ground_question(ctx.db, ctx.question, tables=tables)
+    ctx.data[STATE_KEY] = grounding.to_dict()
+    ctx.set_inputs(phrases=grounding.phrases, **({"tables": list(tables)} if tables is not None
+                                                 else {}))
+    ctx.set_output(ValueMatches(matches=[m.to_dict() for m in grounding.matches],
+                                phrases=grounding.phrases, skipped=grounding.skipped,
+                                columns_searched=grounding.columns_searched,
+                                dropped=grounding.dropped, seconds=round(grounding.seconds, 3),
+                                tables_kept=len(tables) if tables is not None else None,
+                                shown_to=shown_to))
+
+
+def grounded_evidence(evidence: str | None, grounding: dict | None) -> str:
+    """The user's evidence followed by the values grounding found (either may be empty)."""
+    section = Grounding.from_dict(grounding).prompt_section() if grounding else ""
+    return "\n".join(part for part in ((evidence or "").strip(), section) if part)
