@@ -257,6 +257,54 @@ def test_context_mode_runs_the_selector_on_what_retrieval_kept_of_a_larger_schem
     assert result.status == "done" and result.final_sql == "SELECT name FROM t3"
 
 
+# -- value grounding -------------------------------------------------------------------------------
+GROUNDED = "Values in the database that match the question:"
+
+
+def test_value_grounding_shows_the_stored_values_to_the_decomposer_and_the_refiner(
+        small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("q", "SELECT COUNT(*) FROM singers WHERE country = 'french'")))
+    scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer WHERE country = 'France'\n```")
+    result = run(small_db, llm, "How many singers come from france?", value_grounding=True)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == ["selector", "ground", "decomposer", "refiner",
+                                               "refiner"]
+    ground = result.events[1]
+    assert ground.agent == "Value grounding" and ground.kind == "value_matches"
+    assert ("singer", "country", "France") in {(m["table"], m["column"], m["value"])
+                                               for m in ground.parsed["matches"]}
+    assert ground.output.shown_to == "the Decomposer and the Refiner"
+    assert "shown to the Decomposer and the Refiner" in "\n".join(ground.output.text_lines())
+    for marker in (DECOMPOSER, REFINER):
+        sent = last_user_message(requests_for(scripted_llm, marker)[0])
+        assert GROUNDED in sent and "- singer.country = 'France'" in sent
+        # after the schema and the question, so the static prefix stays the same
+        assert sent.index(GROUNDED) > sent.index("france?")
+    assert result.final_sql == "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+
+
+def test_without_value_grounding_there_is_no_step_and_the_prompt_is_unchanged(
+        small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM singer")))
+    result = run(small_db, llm, "How many singers come from france?")
+    assert [e.step for e in result.events] == ["selector", "decomposer", "refiner"]
+    assert GROUNDED not in last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+
+
+def test_value_grounding_searches_only_the_tables_the_selector_kept(small_db, llm,
+                                                                    scripted_llm):
+    scripted_llm.when(SELECTOR, json.dumps({"singer": "drop_all", "concert": "keep_all"}))
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM concert")))
+    result = run(small_db, llm, "How many concerts were in france?", use_selector="always",
+                 value_grounding=True)
+    ground = result.events[1]
+    assert ground.step == "ground" and ground.inputs["tables"] == ["concert"]
+    assert ground.parsed["matches"] == []
+    assert GROUNDED not in last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
+
+
 # -- Decomposer ------------------------------------------------------------------------------------
 def test_decomposer_parses_sub_questions_and_takes_the_last_sql():
     text = decomposition(
