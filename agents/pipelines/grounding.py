@@ -10,8 +10,11 @@ the schema's examples or the question's own casing.
 
 from __future__ import annotations
 
+import copy
+
 from ..engine import StepContext
 from ..outputs import ValueMatches
+from ..schema import Schema
 from ..step_context import RETRIEVED_SCHEMA
 from ..value_grounding import Grounding, ground_question
 
@@ -42,3 +45,28 @@ def grounded_evidence(evidence: str | None, grounding: dict | None) -> str:
     """The user's evidence followed by the values grounding found (either may be empty)."""
     section = Grounding.from_dict(grounding).prompt_section() if grounding else ""
     return "\n".join(part for part in ((evidence or "").strip(), section) if part)
+
+
+def schema_with_values(schema: Schema, grounding: dict | None) -> Schema:
+    """``schema`` with each matched value leading its column's value examples.
+
+    A prompt whose schema lists value examples (MAC-SQL's) can take the matches there rather
+    than as a list of its own: the column then shows the value as it is stored, and a small
+    model has no list of conditions to copy whole. A column keeps as many examples as it had
+    (at least its matches); ``schema`` itself is not changed."""
+    matches = (grounding or {}).get("matches") or []
+    if not matches:
+        return schema
+    wanted: dict[tuple[str, str], list] = {}
+    for m in matches:
+        values = wanted.setdefault((m["table"].casefold(), m["column"].casefold()), [])
+        if m["value"] not in values:
+            values.append(m["value"])
+    shown = copy.deepcopy(schema)
+    for table in shown.tables:
+        for column in table.columns:
+            values = wanted.get((table.name.casefold(), column.name.casefold()))
+            if values:
+                rest = [v for v in column.examples if v not in values]
+                column.examples = (values + rest)[:max(len(column.examples), len(values))]
+    return shown

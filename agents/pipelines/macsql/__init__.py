@@ -27,6 +27,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import Retrieving, retrieval_step
 from .. import repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector
+from . import values
 from .values import ground
 
 
@@ -67,10 +68,12 @@ class MacSQL(Retrieving, Pipeline):
                        "or table to join; after any error, whether this SQL failed before (the "
                        "default: more answers right than with the paper's prompt on both "
                        "benchmark samples); paper: the Refiner prompt of Appendix A.3 alone"),
-        ParamSpec("value_grounding", False,
+        ParamSpec("value_grounding", "off", kind="choice", choices=list(values.MODES),
                   help="look the question's words up among the stored values (in the tables "
                        "the Decomposer sees) and show the matches to the Decomposer and the "
-                       "Refiner beside the evidence (not in the paper)"),
+                       "Refiner: examples, each matched value first among its column's value "
+                       "examples in the schema; list, a list of them beside the evidence, as "
+                       "the selection pipeline's writers see them; off (the paper)"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,

@@ -17,9 +17,8 @@ from ...engine import ParseError, StepContext
 from ...outputs import Decomposition
 from ...parsing import extract_sql_blocks
 from ...prompts import load, render
-from .. import grounding
 from ..common import evidence_text, macsql_schema, user_message
-from ..grounding import grounded_evidence
+from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
 # decomposer_prompt parameter -> prompt file. The compact variant keeps the paper's constraints
@@ -73,15 +72,9 @@ def parse_answer(text: str) -> dict:
     return {"sub_questions": pairs, "sql": pairs[-1]["sql"]}
 
 
-def shown_evidence(ctx: StepContext) -> str:
-    """The question's evidence, followed by the stored values value grounding found (with
-    ``value_grounding``; no match, or none looked for, leaves the prompt as it was)."""
-    return grounded_evidence(ctx.evidence, ctx.data.get(grounding.STATE_KEY))
-
-
 def run(ctx: StepContext) -> str:
     selection = ctx.data.get("selection")
-    desc_str, fk_str = macsql_schema(ctx.schema, selection)
+    desc_str, fk_str = macsql_schema(shown_schema(ctx), selection)
     tables = list(selection) if selection else ctx.schema.table_names()
     variant = ctx.params["decomposer_prompt"]
     ctx.set_inputs(tables=tables, selected=bool(selection), prompt=variant)

@@ -25,7 +25,7 @@ from ..common import evidence_text, macsql_schema, user_message
 from ..name_context import name_error_context
 from ..repeat_retry import ask_unrepeated, failed_before, retried
 from ..runnable_ending import runnable_ending
-from .decomposer import shown_evidence
+from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
 # refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
@@ -106,7 +106,7 @@ def refiner_prompt(ctx: StepContext, sql: str, result, shown_error: str, error_c
                    failed: list[str]) -> str:
     """The Refiner's prompt in the ``refiner_prompt`` variant the run asks for."""
     variant = ctx.params["refiner_prompt"]
-    desc_str, fk_str = macsql_schema(ctx.schema, ctx.data.get("selection"))
+    desc_str, fk_str = macsql_schema(shown_schema(ctx), ctx.data.get("selection"))
     fields = dict(desc_str=desc_str, fk_str=fk_str, query=ctx.question.strip(),
                   evidence=evidence_text(shown_evidence(ctx)), sql=sql, sqlite_error=shown_error,
                   exception_class=error_class)

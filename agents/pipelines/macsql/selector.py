@@ -161,7 +161,7 @@ def whole_schema_fits(ctx: StepContext) -> tuple[bool, int, int]:
 
 def after_selector(ctx: StepContext) -> str:
     """Value grounding when the run asks for it, else the Decomposer."""
-    return "ground" if ctx.params["value_grounding"] else "decomposer"
+    return "ground" if ctx.params["value_grounding"] != "off" else "decomposer"
 
 
 def run(ctx: StepContext) -> str:
