@@ -30,7 +30,7 @@ from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.value_grounding import ground_question  # noqa: E402
 
-PIPELINES = ["macsql", "r3"]
+PIPELINES = ["macsql"]
 _OPEN: dict[str, object] = {}
 
 

@@ -184,35 +184,6 @@ def test_the_dialogue_history_is_truncated_to_the_kept_turns(db, llm, scripted_l
     assert "no such column: a2" in third[2]["content"]
 
 
-GROUNDED = "Values in the database that match the question:"
-
-
-def test_value_grounding_shows_the_stored_values_to_the_writer_and_the_reviewers(
-        db, llm, scripted_llm):
-    scripted_llm.push(writer(SQL_A), invitation(1), approve())
-    result = run(db, llm, n_reviewers=1, value_grounding=True)
-
-    assert result.status == "done", result.error
-    assert [e.step for e in result.events][:3] == ["ground", "write", "execute"]
-    ground = result.events[0]
-    assert ground.kind == "value_matches"
-    assert ("singer", "country", "France") in {(m["table"], m["column"], m["value"])
-                                               for m in ground.parsed["matches"]}
-    assert ground.output.shown_to == "the SQL-Writer and the reviewers"
-    for marker in (WRITER, REVIEWER):
-        sent = "\n".join(m.get("content") or "" for m in requests_with(scripted_llm, marker)[0]
-                         ["messages"])
-        assert GROUNDED in sent and "- singer.country = 'France'" in sent
-
-
-def test_without_value_grounding_the_writer_starts_and_sees_no_values(db, llm, scripted_llm):
-    scripted_llm.push(writer(SQL_A), invitation(1), approve())
-    result = run(db, llm, n_reviewers=1)
-    assert result.events[0].step == "write"
-    assert GROUNDED not in last_user_message(requests_with(scripted_llm, WRITER)[0])
-    assert "### EVIDENCE:" not in last_user_message(requests_with(scripted_llm, WRITER)[0])
-
-
 def test_writer_messages_keep_the_first_prompt_and_the_last_turns():
     dialogue = [{"role": "assistant", "content": "a0"}, {"role": "user", "content": "u1"},
                 {"role": "assistant", "content": "a1"}]

@@ -55,9 +55,6 @@ class R3Pipeline(Retrieving, Pipeline):
                   "program of thoughts, Python before SQL (pot; the paper's best setting), or "
                   "direct: the SQL alone, a variant for small models whose reasoning drifts",
                   kind="choice", choices=["cot", "pot", "direct"]),
-        ParamSpec("value_grounding", False, "look the question's words up among the stored "
-                  "values and show the matches to the SQL-Writer and the reviewers beside the "
-                  "evidence (not in the paper)"),
         ParamSpec("k", 3, "related examples from the example bank (by question similarity)",
                   min=0, max=10),
         ParamSpec("exclude_same_db_examples", False,
@@ -96,9 +93,7 @@ class R3Pipeline(Retrieving, Pipeline):
                         "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False,
                         "aggregate_gate": False}
     steps = [
-        retrieval_step(then=("ground", "write")),
-        Step("ground", "Value grounding", steps.ground,
-             "Find the question's values in the database", then=("write",)),
+        retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
         Step("execute", "Execution", steps.execute, "Execute the SQL",
              then=("fix", "invite", "review", END)),
@@ -115,9 +110,6 @@ class R3Pipeline(Retrieving, Pipeline):
     # benchmark saw held ~3,400 tokens besides the schema.
     retrieval = RetrievalSpec(forms=lambda params: [lambda schema: schema.render_ddl()],
                               reserve=3600)
-
-    def start_step(self, ctx: StepContext) -> str:
-        return steps.first_step(ctx)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -24,8 +24,6 @@ from ...prompts import load, render
 from . import dialogue
 from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
                       persona_label)
-from .. import grounding
-from ..grounding import grounded_evidence
 from ..name_context import name_error_context
 from .result_table import result_table
 from ...arbitrary_rows import arbitrary_row_aggregate
@@ -43,7 +41,6 @@ RESULT_ROWS = 5
 def initial_data(ctx: StepContext) -> dict:
     return {
         "sql": None,             # the current SQL (what the run returns)
-        "grounding": None,       # what value grounding found (value_grounding)
         "examples": [],          # [{"question", "sql"}] from the example bank
         "dialogue": [],          # writer history after its first prompt: assistant, user, ...
         "fix_attempts": 0,       # corrections of the current SQL's execution errors
@@ -71,10 +68,7 @@ def schema_text(ctx: StepContext) -> str:
 
 
 def evidence_block(ctx: StepContext, label: str) -> str:
-    """The question's evidence, followed by the stored values value grounding found (with
-    ``value_grounding``); nothing when there is neither, as the paper's prompts have it."""
-    evidence = grounded_evidence(ctx.evidence, ctx.data.get(grounding.STATE_KEY))
-    return f"{label} {evidence}\n" if evidence else ""
+    return f"{label} {ctx.evidence.strip()}\n" if (ctx.evidence or "").strip() else ""
 
 
 # writer_style -> prompt file. "direct" is not the paper's: its first draft asks for the SQL
@@ -131,19 +125,6 @@ def start_round(data: dict) -> None:
 
 
 # -- steps ------------------------------------------------------------------------------------
-
-def ground(ctx: StepContext) -> str:
-    """Value grounding (``value_grounding``, not in the paper): the question's words looked up
-    among the stored values; what matches goes to the SQL-Writer and the reviewers with the
-    evidence."""
-    grounding.ground(ctx, shown_to="the SQL-Writer and the reviewers")
-    return "write"
-
-
-def first_step(ctx: StepContext) -> str:
-    """Where a run starts (after schema retrieval, when that runs)."""
-    return "ground" if ctx.params["value_grounding"] else "write"
-
 
 def write(ctx: StepContext) -> str:
     """SQL-Writer, task (1): y = SW(x, S), with k examples retrieved by question similarity."""
