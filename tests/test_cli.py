@@ -69,9 +69,10 @@ def test_ask_streams_each_step_then_the_sql_and_the_result(db_path, scripted_llm
     assert code == 0, err
     assert err == ""
     expected_order = ["[1] Selector", "skipped: the whole schema fits the Decomposer's prompt",
-                      "[2] Decomposer", "Sub question 1: Books by Le Guin?",
-                      "[3] Refiner", "error (OperationalError): no such table: authors",
-                      "repair 1:", "[4] Refiner", "the SQL runs and returns 2 row(s)",
+                      "[2] Value grounding", "author.name = 'Le Guin'",
+                      "[3] Decomposer", "Sub question 1: Books by Le Guin?",
+                      "[4] Refiner", "error (OperationalError): no such table: authors",
+                      "repair 1:", "[5] Refiner", "the SQL runs and returns 2 row(s)",
                       "Final SQL:", "title\n-----", "Lathe of Heaven", "The Dispossessed",
                       "(2 rows)"]
     positions = [out.index(text) for text in expected_order]

@@ -46,7 +46,8 @@ def test_a_stopped_run_keeps_its_steps_and_executes_its_last_sql(scripted_llm, l
     run's last SQL, and the stopped run holds its result."""
     with open_database(sample_dbs / "shop.sqlite") as db:
         first = run_to_end(start_run(get_pipeline("macsql"), "q", db, _Offline(TOP5),
-                                     params={"use_selector": "never"}))
+                                     params={"use_selector": "never",
+                                             "value_grounding": "off"}))
         assert [e.step for e in first.events] == ["selector", "decomposer", "refiner"]
         # resume from the Refiner with a failing SQL, so it asks the (slow) model to repair it
         data = dict(first.events[1].data, sql="SELECT nope FROM products")

@@ -71,7 +71,10 @@ def requests_for(scripted, marker: str) -> list[dict]:
 
 
 def run(db, llm, question="How many singers are from France?", **params):
-    return run_to_end(start_run(PIPELINE, question, db, llm, params=params or None))
+    """A run; value grounding off unless asked for, so the steps are Selector, Decomposer,
+    Refiner (its own tests, and the default's, ask for it)."""
+    params = {"value_grounding": "off", **params}
+    return run_to_end(start_run(PIPELINE, question, db, llm, params=params))
 
 
 # -- Selector --------------------------------------------------------------------------------------
@@ -307,10 +310,15 @@ def test_value_grounding_as_examples_puts_the_stored_value_first_in_its_column(
     assert macsql_schema(small_db.schema) == before
 
 
+def test_value_examples_are_the_default_and_earlier_runs_resume_without_a_lookup():
+    assert PIPELINE.resolve_params({})["value_grounding"] == "examples"
+    assert PIPELINE.resolve_recorded({"decomposer_prompt": "graded"})["value_grounding"] == "off"
+
+
 def test_without_value_grounding_there_is_no_step_and_the_prompt_is_unchanged(
         small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM singer")))
-    result = run(small_db, llm, "How many singers come from france?")
+    result = run(small_db, llm, "How many singers come from france?", value_grounding="off")
     assert [e.step for e in result.events] == ["selector", "decomposer", "refiner"]
     assert GROUNDED not in last_user_message(requests_for(scripted_llm, DECOMPOSER)[0])
 

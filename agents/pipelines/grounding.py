@@ -1,11 +1,13 @@
 """Value grounding as a step any pipeline can take before its writers: the question's words and
 literals looked up, within a time budget, among the values stored in the database
-(:mod:`agents.value_grounding`), and the matches handed to the writers' prompts beside the
-question's evidence.
+(:mod:`agents.value_grounding`), and the matches handed to the writers' prompts -- as a list
+beside the question's evidence (:func:`grounded_evidence`), or as the first value examples of
+their columns in a schema text that lists examples (:func:`schema_with_values`).
 
-A small model copies a value it is shown far more reliably than it spells one it guesses: told
-``country.GovernmentForm = 'US Territory'`` it writes that, where it otherwise took a value from
-the schema's examples or the question's own casing.
+A small model copies a value it is shown more reliably than it spells one it guesses (shown
+``country.GovernmentForm = 'US Territory'``, it stops taking the first of the column's examples
+for "US territory"); but a list of matches also reads to it as conditions to add, so MAC-SQL,
+whose schema text lists value examples, takes them there (``bench/README.md``).
 """
 
 from __future__ import annotations

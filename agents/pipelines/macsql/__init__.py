@@ -26,9 +26,7 @@ from __future__ import annotations
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import Retrieving, retrieval_step
 from .. import repeat_retry, runnable_ending
-from . import decomposer, prompt_budget, refiner, selector
-from . import values
-from .values import ground
+from . import decomposer, prompt_budget, refiner, selector, values
 
 
 class MacSQL(Retrieving, Pipeline):
@@ -68,7 +66,7 @@ class MacSQL(Retrieving, Pipeline):
                        "or table to join; after any error, whether this SQL failed before (the "
                        "default: more answers right than with the paper's prompt on both "
                        "benchmark samples); paper: the Refiner prompt of Appendix A.3 alone"),
-        ParamSpec("value_grounding", "off", kind="choice", choices=list(values.MODES),
+        ParamSpec("value_grounding", "examples", kind="choice", choices=list(values.MODES),
                   help="look the question's words up among the stored values (in the tables "
                        "the Decomposer sees) and show the matches to the Decomposer and the "
                        "Refiner: examples, each matched value first among its column's value "
@@ -82,15 +80,16 @@ class MacSQL(Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
     ]
-    # the paper's prompts, and failing SQL kept as written, were the defaults before graded,
-    # tables, the runnable ending and the context rule for the Selector measured better
+    # the paper's prompts, failing SQL kept as written, the reference rule for the Selector and
+    # no value lookup were the defaults before graded, tables, the runnable ending, the context
+    # rule and value examples measured better
     earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
-                        "name_rewrite": False, "use_selector": "auto"}
+                        "name_rewrite": False, "use_selector": "auto", "value_grounding": "off"}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
              then=("ground", "decomposer")),
-        Step("ground", "Value grounding", ground, "Find the question's values in the database",
+        Step("ground", "Value grounding", values.ground, "Find the question's values in the database",
              then=("decomposer",)),
         Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL",
              then=("refiner",)),
