@@ -222,7 +222,7 @@ class ValueMatches(Output):
     dropped: int = 0
     seconds: float | None = None
     tables_kept: int | None = None  # when only the tables the Schema Retriever kept were searched
-    shown_to: str = "every generator"  # the agents whose prompts hold the matches
+    shown_to: str = "every generator, with the question"  # who was shown the matches, and how
 
     def where(self) -> str:
         """The columns looked in: ``12 text column(s) of the 5 table(s) kept``."""

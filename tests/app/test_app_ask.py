@@ -119,7 +119,8 @@ def test_baseline_run_live_trace_answer_and_store(app, app_env):
 
 def test_macsql_steps_render_selector_table_and_sub_questions(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
-    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
     labels = [s.label for s in app.status]
     assert [label.split(" — ")[0] for label in labels] == [
         "1. Selector: Select the relevant tables and columns",
@@ -200,7 +201,8 @@ def test_accepting_the_same_answer_again_says_it_was_accepted_before(app, app_en
 
 def test_resume_from_an_edited_step_makes_a_linked_run(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
-    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
     first = app.session_state["ask_run"]
     step = [s for s in app.selectbox if s.key and s.key.startswith("resume_step_")][0]
     step.select(1).run()  # the Decomposer
@@ -256,7 +258,8 @@ def test_run_and_stop_reflect_the_real_state_after_a_slow_resumed_run(app, app_e
     """A resumed run that takes a while: when it ends the page is drawn again, so Run is
     enabled (not left disabled until another widget is touched) and Stop is gone."""
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
-    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
     app_env.clear()
     app_env.when(DECOMPOSER, {"content": DECOMPOSER_REPLY, "delay": 1.5})
     step = [s for s in app.selectbox if s.key and s.key.startswith("resume_step_")][0]

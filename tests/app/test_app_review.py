@@ -130,7 +130,8 @@ def test_a_failing_column_offers_a_version_that_runs_and_puts_it_in_the_sql_box(
 
 def test_annotation_round_trips_and_needs_a_verdict(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
-    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
     run = app.session_state["ask_run"]
     open_history(app, run.run_id)
     form = app.get("form")[0]
@@ -157,7 +158,8 @@ def test_annotation_round_trips_and_needs_a_verdict(app, app_env):
 
 def test_edited_step_shows_its_diff_and_runs_open_side_by_side(app, app_env):
     app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
-    ask(app, "Top five products by price?", "macsql", use_selector="always")
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
     first = app.session_state["ask_run"]
     [s for s in app.selectbox if s.key and s.key.startswith("resume_step_")][0].select(1).run()
     [r for r in app.radio if r.key and r.key.startswith("resume_mode_")][0].set_value("SQL").run()

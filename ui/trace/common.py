@@ -108,7 +108,7 @@ def render_value_matches(found: ValueMatches) -> None:
     """The question's words found among the stored values, as the writers were told."""
     if found.matches:
         st.markdown(f"**{len(found.matches)} stored value(s) match the question**, shown to "
-                    f"{text(found.shown_to)} with the question.")
+                    f"{text(found.shown_to)}.")
         markdown_table(["the question says", "stored value", "column", "match"],
                        [[cell(m.get("phrase")), name(m.get("value")),
                          name(f"{m.get('table')}.{m.get('column')}"), cell(m.get("how"))]

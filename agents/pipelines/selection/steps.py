@@ -71,7 +71,7 @@ def ground(ctx: StepContext) -> str:
     """Value grounding: the question's words and literals looked up in the stored values --
     in the tables and columns the Schema Retriever kept when the schema was cut to fit, the
     only ones the writers see."""
-    grounding.ground(ctx, shown_to="every generator")
+    grounding.ground(ctx, shown_to="every generator, with the question")
     return f"candidate:{ctx.data['plan'][0]}"
 
 
