@@ -230,6 +230,16 @@ BENCHMARKS = [
               "with it off: EX before and after, questions changed, calls and seconds",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
               _model_and_spider_ready),
+    Benchmark("value-grounding-runs", ["bench/value_grounding_runs.py", "--pipeline", "macsql",
+                                       "--results", "bench/results/seed8-macsql-fresh",
+                                       "--data", str(SPIDER), "--param",
+                                       "value_grounding=examples", "--param",
+                                       "use_selector=context", "--out",
+                                       "bench/runs/grounding-examples-seed8-macsql.json"],
+              "recorded MAC-SQL runs whose question has a stored-value match, run again with "
+              "value grounding: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 30 minutes", False,
+              _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",

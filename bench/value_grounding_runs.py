@@ -23,24 +23,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.database import DatabaseError, open_database  # noqa: E402
 from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.value_grounding import ground_question  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from csma_rewrites import _database  # noqa: E402
+
 PIPELINES = ["macsql"]
-_OPEN: dict[str, object] = {}
-
-
-def _database(path: str):
-    if path not in _OPEN:
-        try:
-            _OPEN[path] = open_database(path)
-        except DatabaseError:
-            _OPEN[path] = None
-    return _OPEN[path]
 
 
 def first_step_if_grounded(run: Run) -> int | None:
