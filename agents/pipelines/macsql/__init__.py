@@ -18,7 +18,10 @@ kept as in the paper). The Selector runs, as the paper says, for a large databas
 one whose whole schema the Decomposer's prompt cannot hold (``use_selector=context``; it then
 prunes what schema retrieval kept), because on schemas a 1.5B model could read whole its
 pruning dropped needed tables; the reference implementation's rule by column counts is
-``use_selector=auto``.
+``use_selector=auto``. Before the Decomposer, value grounding (not in the paper) looks the
+question's words up among the stored values, and each match leads its column's value examples
+in the schema text the Decomposer and the Refiner read (``value_grounding=examples``; ``list``
+shows them as a list instead, ``off`` is the paper), so a value is written as it is stored.
 """
 
 from __future__ import annotations
