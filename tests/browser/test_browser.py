@@ -86,13 +86,15 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     # While the run is going, the first agent's status block is already on the page.
     # While the run is going, the first agent's status block is on the page, marked running,
     # and the second agent has not answered yet.
-    page.get_by_text(re.compile(r"1\. Selector.*running")).first.wait_for(timeout=30_000)
-    assert page.get_by_text(re.compile(r"2\. Decomposer.*tokens")).count() == 0
+    # (the Selector is skipped on a schema the Decomposer can read whole, and value grounding
+    # takes no model call, so the Decomposer is the first agent at work)
+    page.get_by_text(re.compile(r"3\. Decomposer.*running")).first.wait_for(timeout=30_000)
+    assert page.get_by_text(re.compile(r"4\. Refiner")).count() == 0
     screenshot(page, "02-ask-running")
-    page.get_by_text(re.compile(r"2\. Decomposer")).first.wait_for(timeout=30_000)
+    page.get_by_text(re.compile(r"4\. Refiner")).first.wait_for(timeout=30_000)
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)
-    for heading in ("1. Selector", "2. Decomposer", "3. Refiner"):
+    for heading in ("1. Selector", "2. Value grounding", "3. Decomposer", "4. Refiner"):
         assert page.get_by_text(heading).count() >= 1
     page.get_by_text("cancelled_orders").first.wait_for(state="attached")
     screenshot(page, "03-ask-answered")
@@ -140,7 +142,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     opener.click()
     page.get_by_role("option").filter(has_text="How many orders were cancelled?").first.click()
     _idle(page)
-    page.get_by_text("Decomposer").first.wait_for()
+    page.get_by_text(re.compile(r"3\. Decomposer")).first.wait_for()
     page.locator("[data-testid=stRadio]").get_by_text("incorrect", exact=True).first.click()
     page.get_by_role("textbox", name="Notes", exact=True).fill("counted all cancelled orders; the user meant 2024 only")
     page.get_by_role("button", name="Save annotation").click()
@@ -261,14 +263,13 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
 
 def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, app_url,
                                                                          browser_llm):
-    """The Selector's answer is streamed slowly: its text is on the page and growing while the
+    """The Decomposer's answer is streamed slowly: its text is on the page and growing while the
     step is still running; Run is disabled meanwhile and enabled after; a second run clears the
     first one's answer from the page while it works."""
-    pieces = [SELECTOR_ANSWER[i:i + 3] for i in range(0, len(SELECTOR_ANSWER), 3)]
+    pieces = [DECOMPOSER_ANSWER[i:i + 3] for i in range(0, len(DECOMPOSER_ANSWER), 3)]
     browser_llm.clear()
-    browser_llm.when("database administrator",
-                     {"content": SELECTOR_ANSWER, "chunks": pieces, "chunk_delay": 0.3})
-    browser_llm.when("decompose the question", {"content": DECOMPOSER_ANSWER, "delay": 1.0})
+    browser_llm.when("decompose the question",
+                     {"content": DECOMPOSER_ANSWER, "chunks": pieces, "chunk_delay": 0.3})
     _nav(page, app_url, "")
     run_button = page.get_by_role("button", name="Run", exact=True)
 
@@ -280,7 +281,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
         run_button.click()
 
     ask("How many orders were cancelled?")
-    running = page.get_by_text(re.compile(r"1\. Selector.*running"))
+    running = page.get_by_text(re.compile(r"3\. Decomposer.*running"))
     live_text = page.locator("[data-testid=stExpander] [data-testid=stCode]").first
     live_text.wait_for(timeout=30_000)
     first = live_text.inner_text()
@@ -288,7 +289,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     second = live_text.inner_text()
     assert running.count() >= 1  # the step has not completed yet...
     assert len(second) > len(first) > 0  # ...and its text has grown meanwhile
-    assert SELECTOR_ANSWER.replace("\n", "").startswith(second.replace("\n", ""))
+    assert DECOMPOSER_ANSWER.replace("\n", "").startswith(second.replace("\n", ""))
     assert run_button.is_disabled()
     screenshot(page, "07-ask-streaming")
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
@@ -306,10 +307,6 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
 
 # -- every page at a narrow and a wide window -------------------------------------------------------
 
-WIDE_SELECTOR = ('```json\n{"orders": ["order_id", "customer_id", "order_date", "status", '
-                 '"channel", "shipping_fee", "shipped_date", "delivered_date"], '
-                 '"customers": ["customer_id", "first_name", "last_name", "email", "phone", '
-                 '"city", "country", "signup_date", "segment"], "reviews": "drop_all"}\n```')
 BROKEN_DECOMPOSITION = """Subquestion 1: How many orders were cancelled?
 SQL
 ```sql
@@ -333,7 +330,6 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     """Every page after real work (a MAC-SQL run whose Refiner repairs the SQL, a comparison):
     no error, no label cut short, a screenshot to look at for each page at each width."""
     browser_llm.clear()
-    browser_llm.when("database administrator", {"content": WIDE_SELECTOR, "delay": 0.2})
     browser_llm.when("Decompose the question", {"content": BROKEN_DECOMPOSITION, "delay": 0.2})
     browser_llm.when("some errors occurred", {"content": REFINED, "delay": 0.2})
     browser_llm.when("Write one SQLite query", {"content": WRITTEN, "delay": 0.2})
@@ -347,7 +343,7 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)
     page.get_by_text("SQL before").first.wait_for()
-    page.get_by_text("delivered_date").first.wait_for()  # the Selector's lists, in full
+    page.get_by_text(re.compile(r"2\. Value grounding")).first.wait_for()
     page.get_by_text(re.compile("Follow up on")).first.wait_for()  # there without a click
     assert page.locator("[data-testid=stException]").count() == 0
     _no_cut_labels(page)
