@@ -127,18 +127,21 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
 
     macsql = get_pipeline("macsql")
     assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
-                                       "name_rewrite": False}
+                                       "name_rewrite": False, "use_selector": "auto",
+                                       "value_grounding": "off"}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
             "model": "m", "error_hints": True, "examples": None}
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
     today = _recorded_params({}, [macsql])
     assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables",
-                                "name_rewrite": True}}
+                                "name_rewrite": True, "use_selector": "context",
+                                "value_grounding": "examples"}}
     with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
                                          "'decomposer_prompt': 'graded'.* now"):
         _check_manifest(tmp_path, {**base, "params": today})
     paper = _recorded_params({"macsql": {"decomposer_prompt": "paper",
-                                         "refiner_prompt": "paper", "name_rewrite": False}},
+                                         "refiner_prompt": "paper", "name_rewrite": False,
+                                         "use_selector": "auto", "value_grounding": "off"}},
                              [macsql])
     _check_manifest(tmp_path, {**base, "params": paper})
     # a folder evaluated with both variants asked for by name, before the runnable ending,
@@ -149,7 +152,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'name_rewrite': True"):
         _check_manifest(tmp_path, {**base, "params": today})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"macsql": {"name_rewrite": False}}, [macsql])})
+        {"macsql": {"name_rewrite": False, "use_selector": "auto", "value_grounding": "off"}},
+        [macsql])})
     # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
     # R³'s paper behaviour before its small-model options; a folder of each resumes with what
     # it ran
