@@ -9,7 +9,8 @@ from .fit import NothingFits, fit
 from .outputs import SchemaRetrieval
 from .ranking import rank
 from .stage import (RETRIEVE, STATE_KEY, RetrievalSpec, Retrieving, over_budget,
-                    retrieval_step, schema_budget, schema_tokens)
+                    retrieval_step, schema_budget, whole_schema_fit)
 
 __all__ = ["NothingFits", "fit", "SchemaRetrieval", "rank", "RETRIEVE", "STATE_KEY",
-           "RetrievalSpec", "Retrieving", "over_budget", "retrieval_step", "schema_budget", "schema_tokens"]
+           "RetrievalSpec", "Retrieving", "over_budget", "retrieval_step", "schema_budget",
+           "whole_schema_fit"]

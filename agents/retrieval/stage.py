@@ -76,9 +76,16 @@ def schema_tokens(ctx: StepContext, spec: RetrievalSpec, schema: Schema) -> int:
     return form_cost(spec.forms(ctx.params))(schema)
 
 
+def whole_schema_fit(ctx: StepContext, spec: RetrievalSpec) -> tuple[int, int]:
+    """``(tokens, budget)``: what the database's whole schema takes in this run's prompts, and
+    what they can give it."""
+    return schema_tokens(ctx, spec, ctx.db.schema), schema_budget(ctx, spec)
+
+
 def over_budget(ctx: StepContext, spec: RetrievalSpec) -> bool:
     """Whether the database's whole schema is too long for this run's prompts."""
-    return schema_tokens(ctx, spec, ctx.db.schema) > schema_budget(ctx, spec)
+    tokens, budget = whole_schema_fit(ctx, spec)
+    return tokens > budget
 
 
 class Retrieving:

@@ -17,7 +17,7 @@ from ...engine import ParseError, StepContext, UnparseableAnswer
 from ...outputs import SchemaSelection
 from ...parsing import extract_json
 from ...prompts import load, render
-from ...retrieval import schema_budget, schema_tokens
+from ...retrieval import whole_schema_fit
 from ..common import evidence_text, macsql_schema, schema_size, user_message
 from ..demonstration import ignored_names, template
 from .prompt_budget import RETRIEVAL
@@ -149,16 +149,6 @@ def _clean_name(name: str) -> str:
     return str(name).strip().strip("`\"'[]").strip()
 
 
-def whole_schema_fits(ctx: StepContext) -> tuple[bool, int, int]:
-    """Whether the database's whole schema fits the Decomposer's prompt: ``(fits, tokens,
-    budget)``. ``use_selector=context`` runs the Selector only when it does not -- the large
-    database the paper's Selector is for, whose schema "may surpass the processing capacity of
-    a LLM within a single api call" -- and then on what schema retrieval kept of it."""
-    tokens = schema_tokens(ctx, RETRIEVAL, ctx.db.schema)
-    budget = schema_budget(ctx, RETRIEVAL)
-    return tokens <= budget, tokens, budget
-
-
 def after_selector(ctx: StepContext) -> str:
     """Value grounding when the run asks for it, else the Decomposer."""
     return "ground" if ctx.params["value_grounding"] != "off" else "decomposer"
@@ -180,8 +170,11 @@ def run(ctx: StepContext) -> str:
         ctx.skip(f"schema small: {tables} tables, {columns} columns")
         return after_selector(ctx)
     if mode == "context":
-        fits, tokens, budget = whole_schema_fits(ctx)
-        if fits:
+        # the large database the paper's Selector is for, whose schema "may surpass the
+        # processing capacity of a LLM within a single api call": one retrieval had to cut to
+        # fit the Decomposer's prompt, whose kept part the Selector then prunes
+        tokens, budget = whole_schema_fit(ctx, RETRIEVAL)
+        if tokens <= budget:
             ctx.set_output(SchemaSelection(used=False))
             ctx.skip(f"the whole schema fits the Decomposer's prompt ({tokens:,} of "
                      f"{budget:,} tokens): the Selector prunes only a schema that does not "

@@ -30,6 +30,8 @@ def shown_evidence(ctx: StepContext) -> str:
 
 
 def ground(ctx: StepContext) -> str:
+    """The lookup, in the tables and columns the Selector kept (all of them when it did not
+    prune), before the Decomposer."""
     selection = ctx.data.get("selection")  # table -> "keep_all" or the columns kept
     tables = None
     if selection:
