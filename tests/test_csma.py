@@ -1059,3 +1059,63 @@ def test_a_correlated_condition_in_a_subquery_is_not_an_outer_column(fleet, llm,
     check = run.events[4]
     assert "; but" not in check.parsed["execution"] and check.parsed["agrees"] is True
     assert run.final_sql == correlated
+
+
+# -- an own SQL that joins a table it reads nothing of (ignore_unread_joins) -------------------
+
+ALL_HULLS = "SELECT hull_name FROM vessels ORDER BY hull_name"
+# voyages is read only in its own join condition: Aurora comes back once per voyage
+HULLS_JOINED = ("SELECT s.hull_name FROM vessels AS s JOIN voyages AS v "
+                "ON s.vessel_id = v.vessel_id ORDER BY s.hull_name")
+
+
+def script_unread_join(scripted_llm, own_sql: str) -> None:
+    scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),     # agent 1 writes
+                      tables_answer("vessels", "voyages"), sql_block(own_sql))  # agent 2 checks
+
+
+def test_an_own_sql_differing_only_by_a_join_it_reads_nothing_of_agrees(fleet, llm,
+                                                                         scripted_llm):
+    script_unread_join(scripted_llm, HULLS_JOINED)
+    run = run_agreement(fleet, llm, question="What are the names of all ships?")
+    assert run.status == "done", run.error
+    check = run.events[-1]
+    assert check.step == "check:2" and check.inputs["ignore_unread_joins"] is True
+    assert check.parsed["verdict"] == "positive" and check.parsed["agrees"] is True
+    assert check.parsed["own_unread_joins"] == ["voyages"]
+    assert check.parsed["own_compared_sql"] == ("SELECT s.hull_name FROM vessels AS s "
+                                                "ORDER BY s.hull_name")
+    assert check.parsed["reason"] == ("its own SQL, written from its extracted schema, returns "
+                                      "the same result once its join of `voyages`, which "
+                                      "nothing in it reads, is left out")
+    assert "returned 3 row(s)" in check.parsed["own_execution"]  # as written, it differed
+    assert run.final_sql == ALL_HULLS and len(scripted_llm.requests) == 4
+    assert "compared without its unread join of voyages:" in "\n".join(
+        check.output.text_lines())
+
+
+def test_off_an_unread_join_is_a_disagreement_as_in_the_paper(fleet, llm, scripted_llm):
+    assert PIPELINE.resolve_params({})["ignore_unread_joins"] is True
+    assert PIPELINE.resolve_recorded({"name_rewrite": True})["ignore_unread_joins"] is False
+    script_unread_join(scripted_llm, HULLS_JOINED)
+    run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2,
+                        ignore_unread_joins=False)
+    check = run.events[4]
+    assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
+    assert run.final_sql == HULLS_JOINED
+
+
+@pytest.mark.parametrize("own_sql", [
+    # it reads the joined table: a real difference
+    "SELECT s.hull_name FROM vessels AS s JOIN voyages AS v ON s.vessel_id = v.vessel_id "
+    "WHERE v.cargo_kind = 'coal'",
+    # without the join the result is still another one
+    "SELECT s.hull_name FROM vessels AS s JOIN voyages AS v ON s.vessel_id = v.vessel_id "
+    "WHERE s.tonnage > 1000",
+])
+def test_an_own_sql_that_answers_otherwise_still_disagrees(fleet, llm, scripted_llm, own_sql):
+    script_unread_join(scripted_llm, own_sql)
+    run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2)
+    check = run.events[4]
+    assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
+    assert run.final_sql == own_sql

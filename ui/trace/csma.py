@@ -105,6 +105,8 @@ def _render_own_sql(check: SQLCheck) -> None:
                   else str(check.own_execution or "").startswith("failed"))
         outcome = badge("its own SQL does not run: the model judged instead" if failed
                         else "both return no rows: the model judged instead", "orange")
+    elif check.agrees and check.own_unread_joins:
+        outcome = badge("same result without a join it reads nothing of", "green")
     elif check.agrees:
         outcome = badge("same result", "green")
     else:
@@ -116,6 +118,10 @@ def _render_own_sql(check: SQLCheck) -> None:
     if check.own_execution:
         st.caption(f"Its own SQL {text(check.own_execution)}")
     st.code(format_sql(check.own_sql), language="sql", wrap_lines=True)
+    if check.own_unread_joins and check.own_compared_sql:
+        st.caption(f"Compared without its join of {names(check.own_unread_joins)}: nothing in "
+                   f"it reads that table's columns, so the join only repeats or drops rows")
+        st.code(format_sql(check.own_compared_sql), language="sql", wrap_lines=True)
 
 
 @view(AgentSQL.kind)

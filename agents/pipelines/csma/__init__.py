@@ -80,6 +80,17 @@ answers were such SQL, all wrong; resumed with the check, the agents wrote the s
 again in 3 of them and the fourth was already right in the figure, and no seed-8 check saw such
 SQL that runs, so it stays off.
 
+The ``ignore_unread_joins`` parameter (on by default) keeps the agreement check and changes
+what counts as a disagreement: when the checking agent's own SQL returns another result but
+joins a table it reads nothing of (the table's columns appear only in that join's condition,
+:mod:`agents.unread_joins`) and the checked SQL does not name that table, the own SQL without
+that join is run, and the same result as the checked SQL's is a positive check. In seed 7's runs
+an agent that owned ``course_arrange`` joined it into "the hometowns shared by at least two
+teachers", counting each teacher once per course, and its check replaced the right SQL with
+that one. Replayed on the recorded runs (the check ends the run, so the replay is exact), one
+more answer was right on each benchmark sample and none was lost (67 to 68 and 59 to 60 of
+100), so it is the default; runs recorded before it keep it off.
+
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
 
@@ -170,10 +181,18 @@ class CSMA(Retrieving, Pipeline):
                   "agent writes anew (not in the paper; off by default: on seed 7 the agents "
                   "wrote the same subquery again in 3 of 4 runs and the fourth was already "
                   "right; no seed-8 check saw such SQL: no answer gained)"),
+        ParamSpec("ignore_unread_joins", True, "an agreement check whose agent's own SQL "
+                  "joins a table it reads nothing of (its columns appear only in that join's "
+                  "condition) and that the checked SQL does not name compares the result "
+                  "without that join: the same result is a positive check (not in the paper; "
+                  "the default: one more answer right on each benchmark sample, none lost); "
+                  "off: any other result is a disagreement"),
     ]
-    # the paper's prompts and its check, with failing SQL left as written, were the defaults
-    # before the compact variant, the agreement check and the rewrite measured better
-    earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False}
+    # the paper's prompts and its check, with failing SQL left as written and every join
+    # compared, were the defaults before the compact variant, the agreement check, the rewrite
+    # and the unread-join rule measured better
+    earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
+                        "ignore_unread_joins": False}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

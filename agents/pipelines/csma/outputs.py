@@ -76,6 +76,8 @@ class SQLCheck(Output):
     own_written_sql: str | None = None    # ... as the model wrote it, when own_sql is its rewrite
     own_written_error: str | None = None  # ... the error that SQL failed on
     own_rewrite: str | None = None        # ... and the changes that made it run
+    own_unread_joins: list | None = None  # ... tables it joined but read nothing of, left out
+    own_compared_sql: str | None = None   # ... for the comparison: the own SQL without them
 
     def shown_sql(self) -> list[str]:
         return [self.sql or ""]
@@ -93,6 +95,10 @@ class SQLCheck(Output):
                 lines.append(f"  its own SQL failed{_error(self.own_written_error)} and was "
                              f"rewritten: {self.own_rewrite}")
             lines += ["  its own SQL:", indent(format_sql(self.own_sql), 4)]
+            if self.own_unread_joins:
+                lines += [f"  compared without its unread join of "
+                          f"{', '.join(self.own_unread_joins)}:",
+                          indent(format_sql(self.own_compared_sql or ""), 4)]
         return lines
 
 

@@ -16,6 +16,7 @@ from ...engine import StepContext, StepError, UnparseableAnswer
 from .outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
 from ...error_hints import explain_error
 from ...outer_columns import outer_column_in_subquery
+from ...unread_joins import tables_named, unread_joins
 from ...name_rewrite import REWRITE_SECONDS, hint_with_rewrite, rewrite_or_none, take_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -308,7 +309,8 @@ def check(ctx: StepContext, agent: int) -> str | None:
     ctx.set_inputs(round=data["round"], sql_by=agent_label(author) if author else "edited",
                    known_tables=list(known), variant=variant(ctx), check_method=method,
                    name_rewrite=rewrites_names(ctx),
-                   outer_column_check=bool(ctx.params["outer_column_check"]))
+                   outer_column_check=bool(ctx.params["outer_column_check"]),
+                   ignore_unread_joins=bool(ctx.params["ignore_unread_joins"]))
     result = ctx.execute(sql)
     # no hint when hints are off for the run (``--no-error-hints``)
     execution = execution_text(result, ops.restrict(ctx.schema, known)
@@ -331,7 +333,9 @@ def check(ctx: StepContext, agent: int) -> str | None:
                             own_runs=record.get("own_runs"), agrees=record.get("agrees"),
                             own_written_sql=record.get("own_written_sql"),
                             own_written_error=record.get("own_written_error"),
-                            own_rewrite=record.get("own_rewrite")), sql=sql)
+                            own_rewrite=record.get("own_rewrite"),
+                            own_unread_joins=record.get("own_unread_joins"),
+                            own_compared_sql=record.get("own_compared_sql")), sql=sql)
     if verdict["verdict"] == POSITIVE:
         data["stop_reason"] = (f"{agent_label(agent)}'s own SQL returns the same result"
                                if verdict.get("agrees") else
@@ -353,7 +357,7 @@ def _decide(ctx: StepContext, agent: int, known: ops.SchemaMap, sql: str, result
         own = _own_attempt(ctx, agent, known)
     if own is not None and own["result"].ok:
         if own["result"].rows or result.rows:
-            return _agreement(result, own), own
+            return _agreement(ctx, result, own), own
         ctx.note("its own SQL returns no rows either, which says little: the model judges "
                  "the SQL instead")
     elif own is not None:
@@ -382,6 +386,9 @@ def _check_record(ctx: StepContext, agent: int, sql: str, execution: str, method
         record.update(own_sql=own["sql"], own_execution=execution_text(own["result"]),
                       own_runs=own["result"].ok, agrees=verdict.get("agrees"),
                       own_written_for=own["written_for"])
+        if own.get("unread_joins"):
+            record.update(own_unread_joins=own["unread_joins"],
+                          own_compared_sql=own["compared_sql"])
         if own.get("rewrite"):
             record.update(own_written_sql=own["written_sql"],
                           own_written_error=own["written_error"], own_rewrite=own["rewrite"])
@@ -434,11 +441,19 @@ def _written_for(ctx: StepContext, extracted: ops.SchemaMap) -> dict:
             "generation": ctx.params["generation"]}
 
 
-def _agreement(checked, own: dict) -> dict:
-    """Positive when the checked SQL and the agent's own return the same result."""
-    agrees = results_equal(Candidate.from_result("checked", checked.sql, checked),
-                           Candidate.from_result("own", own["sql"], own["result"]))
-    if agrees:
+def _agreement(ctx: StepContext, checked, own: dict) -> dict:
+    """Positive when the checked SQL and the agent's own return the same result -- or, with
+    ``ignore_unread_joins``, when they do once the own SQL's joins of tables nothing in it reads
+    are left out (tables the checked SQL does not name: the checker's addition alone)."""
+    agrees = _same_result(checked, own["sql"], own["result"])
+    unread = None if agrees else _without_unread_joins(ctx, checked, own["sql"])
+    if unread is not None:
+        own["unread_joins"], own["compared_sql"] = unread.tables, unread.sql
+        agrees = True
+        joined = ", ".join(f"`{name}`" for name in unread.tables)
+        reason = (f"its own SQL, written from its extracted schema, returns the same result "
+                  f"once its join of {joined}, which nothing in it reads, is left out")
+    elif agrees:
         reason = "its own SQL, written from its extracted schema, returns the same result"
     elif _row_count(own["result"]) == _row_count(checked):
         reason = ("its own SQL, written from its extracted schema, returns as many rows "
@@ -447,6 +462,33 @@ def _agreement(checked, own: dict) -> dict:
         reason = (f"its own SQL, written from its extracted schema, returns a different result "
                   f"({_row_count(own['result'])} row(s) against {_row_count(checked)})")
     return {"verdict": POSITIVE if agrees else NEGATIVE, "reason": reason, "agrees": agrees}
+
+
+def _same_result(checked, sql: str, result) -> bool:
+    return results_equal(Candidate.from_result("checked", checked.sql, checked),
+                         Candidate.from_result("own", sql, result))
+
+
+def _without_unread_joins(ctx: StepContext, checked, own_sql: str):
+    """The own SQL without the joins nothing in it reads (:mod:`agents.unread_joins`), when
+    those tables are not in the checked SQL and the result is then the checked SQL's; else
+    None. In the benchmark traces a 1.5B agent joined a table it owns into its own SQL though
+    it read nothing of it, and the check took the extra rows (or the rows it dropped) for a
+    disagreement with SQL that was right."""
+    if not ctx.params.get("ignore_unread_joins"):
+        return None
+    return agreement_without_unread_joins(ctx.db, ctx.schema, checked, own_sql,
+                                          ctx.limits.timeout, ctx.limits.max_rows)
+
+
+def agreement_without_unread_joins(db, schema: Schema, checked, own_sql: str, timeout: float,
+                                   max_rows: int):
+    """The rule itself, on a database handle (a measurement replays it on recorded checks)."""
+    unread = unread_joins(own_sql, schema)
+    if unread is None or {t.casefold() for t in unread.tables} & tables_named(checked.sql):
+        return None
+    result = db.execute(unread.sql, timeout=timeout, max_rows=max_rows)
+    return unread if result.ok and _same_result(checked, unread.sql, result) else None
 
 
 def generate(ctx: StepContext, agent: int) -> str | None:
