@@ -46,6 +46,8 @@ def _committed(*names: str):
 
 _endings_ready = _committed("seed8-deasql-compact/results.jsonl", "rewrite-seed8-deasql.json")
 _aggregate_gate_ready = _committed("seed7-r3-small/results.jsonl", "rewrite-seed7-r3.json")
+_unread_joins_ready = _committed("seed7-csma-agreement/results.jsonl",
+                                 "rewrites-seed7-csma.json")
 
 
 def _results_ready() -> str | None:
@@ -119,6 +121,11 @@ BENCHMARKS = [
             "R³'s recorded revisions that newly take columns from an arbitrary row refused, "
             "the SQL before each final (the run's last act, so no model): EX before and after",
             _aggregate_gate_ready),
+    _replay("csma-unread-joins", "bench/csma_unread_joins.py", "seed7-csma-agreement",
+            "rewrites-seed7-csma.json", "unread-joins-seed7-csma.json",
+            "CSMA's recorded agreement checks whose own SQL differs only by a join it reads "
+            "nothing of counted as agreement (a positive check ends the run, so no model): EX "
+            "before and after", _unread_joins_ready),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),

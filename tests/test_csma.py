@@ -1086,7 +1086,7 @@ def test_an_own_sql_differing_only_by_a_join_it_reads_nothing_of_agrees(fleet, l
     assert check.parsed["own_compared_sql"] == ("SELECT s.hull_name FROM vessels AS s "
                                                 "ORDER BY s.hull_name")
     assert check.parsed["reason"] == ("its own SQL, written from its extracted schema, returns "
-                                      "the same result once its join of `voyages`, which "
+                                      "the same result once its join of voyages, which "
                                       "nothing in it reads, is left out")
     assert "returned 3 row(s)" in check.parsed["own_execution"]  # as written, it differed
     assert run.final_sql == ALL_HULLS and len(scripted_llm.requests) == 4

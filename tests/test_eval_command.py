@@ -166,8 +166,10 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
             ("deasql", {"variant": "paper", "name_rewrite": False},
              {"variant": "compact", "name_rewrite": True},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
-            ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False},
-             {"variant": "compact", "check_method": "agreement", "name_rewrite": True},
+            ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False,
+                      "ignore_unread_joins": False},
+             {"variant": "compact", "check_method": "agreement", "name_rewrite": True,
+              "ignore_unread_joins": True},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
                                        "'direct'")):
@@ -197,7 +199,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'check_method': 'agreement'"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"check_method": "verdict", "name_rewrite": False}}, [csma])})
+        {"csma": {"check_method": "verdict", "name_rewrite": False,
+                  "ignore_unread_joins": False}}, [csma])})
     # ... and one with the agreement check, before agents took the version that runs, only
     # when asked to leave failing SQL as written
     (tmp_path / "manifest.json").write_text(json.dumps(
@@ -206,7 +209,16 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'name_rewrite': True"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"name_rewrite": False}}, [csma])})
+        {"csma": {"name_rewrite": False, "ignore_unread_joins": False}}, [csma])})
+    # ... and one with the rewrite, before the check ignored a join its own SQL reads nothing
+    # of, only when asked to compare every join
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {
+        "variant": "compact", "check_method": "agreement", "name_rewrite": True}}}))
+    with pytest.raises(UsageError, match="'ignore_unread_joins': False.* there, "
+                                         ".*'ignore_unread_joins': True"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"csma": {"ignore_unread_joins": False}}, [csma])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(

@@ -450,7 +450,7 @@ def _agreement(ctx: StepContext, checked, own: dict) -> dict:
     if unread is not None:
         own["unread_joins"], own["compared_sql"] = unread.tables, unread.sql
         agrees = True
-        joined = ", ".join(f"`{name}`" for name in unread.tables)
+        joined = ", ".join(unread.tables)
         reason = (f"its own SQL, written from its extracted schema, returns the same result "
                   f"once its join of {joined}, which nothing in it reads, is left out")
     elif agrees:
