@@ -11,7 +11,11 @@ The lookup is bounded, because it runs before every question on databases of any
 - Each text column gets an in-memory index of its distinct short values, drawn once per
   database with one ``SELECT DISTINCT ... LIMIT`` over the column's leading rows and kept for
   later questions. Only TEXT-like columns are indexed: numbers and dates are not names, and
-  identifier and foreign-key columns hold keys, not words a question uses.
+  identifier and foreign-key columns hold keys, not words a question uses. Smaller tables
+  come first, and the index stops at 1,000 columns or 100,000 distinct values, whichever comes
+  first: a bound on memory, not on the schema's width (a cap of 150 columns had left a third of
+  the text columns of Spider's 19 dev databases merged into one out of it, among them the
+  tables with the most rows, which questions name most: country and people's names).
 - The rest of a table larger than the scanned rows is searched directly as well: one scan per
   table with ``COLLATE NOCASE IN (...)`` tests for all phrases and all its text columns (exact
   and case-insensitive only; a ``LIKE`` or fuzzy search there would cost a scan per phrase).
@@ -65,7 +69,9 @@ class GroundingLimits:
 
     budget_seconds: float = 2.0     # the whole lookup, building the index included
     query_timeout: float = 0.4      # any query that builds the index
-    max_columns: int = 150          # text columns indexed per database
+    max_columns: int = 1_000        # text columns indexed per database
+    max_values: int = 100_000       # distinct values the database's index keeps in all
+    cache_columns: int = 150        # columns past the caps kept for table-limited lookups
     scan_rows: int = 50_000         # leading rows of a table a column's index is drawn from
     values_per_column: int = 2_000  # distinct values kept per column
     max_value_chars: int = 80       # longer text is prose, not a value a question names
@@ -76,7 +82,8 @@ class GroundingLimits:
 
     def index_key(self) -> tuple:
         """The limits that shape a database's index (a lookup's budget does not)."""
-        return (self.max_columns, self.scan_rows, self.values_per_column, self.max_value_chars)
+        return (self.max_columns, self.max_values, self.scan_rows, self.values_per_column,
+                self.max_value_chars)
 
 
 @dataclass
@@ -177,6 +184,7 @@ class ValueIndex:
         self.pending: list[tuple[str, str, bool]] = self.all_columns[:limits.max_columns]
         self.capped = [{"table": t, "column": c, "reason": "column cap"}
                        for t, c, _ in self.all_columns[limits.max_columns:]]
+        self.values = 0  # distinct values held by ``columns``
         # columns beyond the cap that table-limited lookups indexed, least recently used first
         self.extra: OrderedDict[tuple[str, str], _ColumnValues] = OrderedDict()
 
@@ -192,7 +200,18 @@ class ValueIndex:
                 return
             self.pending.pop(0)
             if isinstance(drawn, _ColumnValues):
-                self.columns.append(drawn)
+                self._take(drawn)
+
+    def _take(self, drawn: "_ColumnValues") -> None:
+        """A drawn column joins the database-wide index; once the index holds ``max_values``
+        values, the columns still pending are capped (memory stays bounded on a database of
+        many large text columns, whatever their number)."""
+        self.columns.append(drawn)
+        self.values += len(drawn.by_fold)
+        if self.values >= self.limits.max_values and self.pending:
+            self.capped = [{"table": t, "column": c, "reason": "value cap"}
+                           for t, c, _ in self.pending] + self.capped
+            self.pending = []
 
     def columns_of(self, db, tables, deadline: float) -> tuple[list[_ColumnValues], list[dict]]:
         """The indexed columns of ``tables``, indexing those still missing until ``deadline``;
@@ -205,7 +224,6 @@ class ValueIndex:
                   else {name.casefold(): None for name in tables})
         indexed = {(v.table, v.column): v for v in self.columns}
         failed = {(f["table"], f["column"]): f for f in self.failed}
-        pending = {(t, c) for t, c, _ in self.pending}
         found: list[_ColumnValues] = []
         skipped: list[dict] = []
         for table, column, small in self.all_columns:
@@ -224,17 +242,19 @@ class ValueIndex:
                 skipped.append({"table": table, "column": column, "reason": BUDGET})
             else:
                 drawn = self._draw(db, table, column, small, left)
-                if drawn != BUDGET and key in pending:  # drawn, or failed for good
+                # still pending now (an index that reached its value cap pends nothing)
+                in_index = (table, column, small) in self.pending
+                if drawn != BUDGET and in_index:  # drawn, or failed for good
                     self.pending.remove((table, column, small))
                 if not isinstance(drawn, _ColumnValues):
                     skipped.append({"table": table, "column": column, "reason": drawn})
                     continue
                 found.append(drawn)
-                if key in pending:  # within the cap: the database-wide index takes it
-                    self.columns.append(drawn)
+                if in_index:  # within the caps: the database-wide index takes it
+                    self._take(drawn)
                 else:
                     self.extra[key] = drawn
-                    while len(self.extra) > self.limits.max_columns:
+                    while len(self.extra) > self.limits.cache_columns:
                         self.extra.popitem(last=False)
         return found, skipped
 

@@ -250,7 +250,8 @@ def test_empty_tables_take_no_place_in_the_column_cap(tmp_path):
 def test_a_lookup_limited_to_some_tables_searches_them_past_the_cap_and_nothing_else(tmp_path):
     db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=12)
     try:
-        limits = GroundingLimits(max_columns=4)  # place_0 .. place_3 make the database's index
+        # place_0 .. place_3 make the database's index; 4 more are kept for limited lookups
+        limits = GroundingLimits(max_columns=4, cache_columns=4)
         counting = CountingDatabase(db)
         whole = ground_question(counting, "Which places are in Perth or Porto?", limits)
         assert found(whole) == [("place_1", "town", "Porto", "Porto", "exact")]
@@ -272,6 +273,23 @@ def test_a_lookup_limited_to_some_tables_searches_them_past_the_cap_and_nothing_
             ground_question(counting, f"Is there a place in {CITIES[i]}?", limits,
                             tables=[f"place_{i}"])
         assert list(index.extra) == [(f"place_{i}", "town") for i in range(8, 12)]
+    finally:
+        db.close()
+
+
+def test_the_index_stops_at_its_value_cap_and_limited_lookups_still_search_past_it(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=12)
+    try:
+        limits = GroundingLimits(max_values=3)  # one value a table: three tables fill it
+        whole = ground_question(db, "Which places are in Perth or Porto?", limits)
+        assert found(whole) == [("place_1", "town", "Porto", "Porto", "exact")]
+        index = value_index(db, limits)
+        assert len(index.columns) == 3 and index.values == 3 and index.pending == []
+        assert {"table": "place_9", "column": "town", "reason": "value cap"} in whole.skipped
+        g = ground_question(db, "Which places are in Perth or Porto?", limits,
+                            tables=["place_9"])
+        assert found(g) == [("place_9", "town", "Perth", "Perth", "exact")]
+        assert len(index.columns) == 3 and list(index.extra) == [("place_9", "town")]
     finally:
         db.close()
 
