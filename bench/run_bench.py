@@ -247,6 +247,14 @@ BENCHMARKS = [
               "value grounding: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 30 minutes", False,
               _model_and_spider_ready),
+    Benchmark("retrieval-reruns", ["bench/retrieval_reruns.py", "--results",
+                                   "bench/results/merged-seed7-selection", "--data", str(SPIDER),
+                                   "--ask-db", "bench/merged/spider_dev_merged.sqlite", "--out",
+                                   "bench/runs/valuecap-merged-seed7-selection.json"],
+              "recorded runs asked on the merged dev file run again from schema retrieval "
+              "where it now finds other stored values for the question: EX before and after",
+              "the embedded model, the Spider dataset and bench/merged/", "about 30 minutes",
+              False, _model_and_spider_ready),
     Benchmark("browser-streaming", ["bench/browser_streaming.py"],
               "first streamed characters on screen after the model's first token, and 3 "
               "browser sessions x 2 questions sharing the embedded model",
