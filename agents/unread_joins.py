@@ -10,10 +10,13 @@ a disagreement with SQL that was right. :func:`unread_joins` finds such joins an
 without them, so a check can tell "differs only by a join that reads nothing" from "answers
 otherwise".
 
-Only plain inner joins of a table (not a subquery) whose condition equates its columns with
-those of one other table are taken out; the table must be named nowhere else in the statement
-(qualified or, by a column name it has, unqualified; ``*`` counts as reading every table). The
-statement's first table (its ``FROM``) is never taken out. SQL sqlglot cannot read is left alone.
+Only joins of the outermost SELECT are taken out (in a subquery, or a branch of ``EXCEPT``, a
+join that drops rows there changes what the outer query keeps or excludes; a statement that is
+a set operation is left alone), and only plain inner joins of a table (not a subquery) whose
+condition equates its columns with those of one other table. The table must be named nowhere
+else in the statement (qualified or, by a column name it has, unqualified; any ``*`` but
+``COUNT(*)`` leaves the statement alone). The ``FROM`` table is never taken out. SQL sqlglot
+cannot read is left alone.
 """
 
 from __future__ import annotations
@@ -36,19 +39,19 @@ def unread_joins(sql: str | None, schema: Schema) -> WithoutUnreadJoins | None:
     """``sql`` without its joins of tables nothing reads, or None when it has none (or cannot
     be read). ``schema`` says which columns each table has, for unqualified column names."""
     tree = _parse(sql)
-    if tree is None or any(isinstance(star, exp.Star) and not _counted(star)
-                           for star in tree.find_all(exp.Star)):
+    if not isinstance(tree, exp.Select) or any(not _counted(star)
+                                               for star in tree.find_all(exp.Star)):
         return None
     removed: list[str] = []
     changed = True
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
-        for select in list(tree.find_all(exp.Select)):
-            for join in list(select.args.get("joins") or []):
-                if _unread(tree, select, join, schema):
+        for join in list(tree.args.get("joins") or []):
+            if _unread(tree, join, schema):
+                if join.this.name not in removed:
                     removed.append(join.this.name)
-                    join.pop()
-                    changed = True
+                join.pop()
+                changed = True
     if not removed:
         return None
     return WithoutUnreadJoins(sql=tree.sql(dialect="sqlite"), tables=removed)
@@ -71,11 +74,11 @@ def _parse(sql: str | None) -> exp.Expression | None:
 
 
 def _counted(star: exp.Star) -> bool:
-    """``COUNT(*)`` reads no column; ``SELECT *`` and ``T2.*`` read them all."""
+    """``COUNT(*)`` reads no column; ``SELECT *`` reads every table's, ``T2.*`` all of T2's."""
     return isinstance(star.parent, exp.Count)
 
 
-def _unread(tree: exp.Expression, select: exp.Select, join: exp.Join, schema: Schema) -> bool:
+def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
     table = join.this
     if not isinstance(table, exp.Table) or join.args.get("using") or join.method:
         return False
@@ -83,14 +86,14 @@ def _unread(tree: exp.Expression, select: exp.Select, join: exp.Join, schema: Sc
         return False
     on = join.args.get("on")
     alias = table.alias_or_name.casefold()
-    if on is None or not _equates_with_one_other(on, alias, _sources(select)):
+    if on is None or not _equates_with_one_other(on.unnest(), alias, _sources(select)):
         return False
     in_on = {id(column) for column in on.find_all(exp.Column)}
     known = schema.table(table.name)
     if known is None:
         return False
     own_columns = {c.casefold() for c in known.column_names()}
-    for column in tree.find_all(exp.Column):
+    for column in select.find_all(exp.Column):
         if id(column) in in_on:
             continue
         qualifier = column.table.casefold()

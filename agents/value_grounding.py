@@ -15,7 +15,9 @@ The lookup is bounded, because it runs before every question on databases of any
   come first, and the index stops at 1,000 columns or 100,000 distinct values, whichever comes
   first: a bound on memory, not on the schema's width (a cap of 150 columns had left a third of
   the text columns of Spider's 19 dev databases merged into one out of it, among them the
-  tables with the most rows, which questions name most: country and people's names).
+  tables with the most rows, which questions name most: country and people's names). With
+  the second cache below, a database's values in memory are at most 100,000 plus 150 columns
+  of at most 2,000.
 - The rest of a table larger than the scanned rows is searched directly as well: one scan per
   table with ``COLLATE NOCASE IN (...)`` tests for all phrases and all its text columns (exact
   and case-insensitive only; a ``LIKE`` or fuzzy search there would cost a scan per phrase).
@@ -82,8 +84,8 @@ class GroundingLimits:
 
     def index_key(self) -> tuple:
         """The limits that shape a database's index (a lookup's budget does not)."""
-        return (self.max_columns, self.max_values, self.scan_rows, self.values_per_column,
-                self.max_value_chars)
+        return (self.max_columns, self.max_values, self.cache_columns, self.scan_rows,
+                self.values_per_column, self.max_value_chars)
 
 
 @dataclass
@@ -242,20 +244,18 @@ class ValueIndex:
                 skipped.append({"table": table, "column": column, "reason": BUDGET})
             else:
                 drawn = self._draw(db, table, column, small, left)
-                # still pending now (an index that reached its value cap pends nothing)
-                in_index = (table, column, small) in self.pending
-                if drawn != BUDGET and in_index:  # drawn, or failed for good
-                    self.pending.remove((table, column, small))
                 if not isinstance(drawn, _ColumnValues):
+                    if drawn != BUDGET and (table, column, small) in self.pending:
+                        self.pending.remove((table, column, small))  # failed for good
                     skipped.append({"table": table, "column": column, "reason": drawn})
                     continue
                 found.append(drawn)
-                if in_index:  # within the caps: the database-wide index takes it
-                    self._take(drawn)
-                else:
-                    self.extra[key] = drawn
-                    while len(self.extra) > self.limits.cache_columns:
-                        self.extra.popitem(last=False)
+                # kept aside, even a column the database-wide index will take in its turn:
+                # what that index holds within its value cap never depends on which tables
+                # earlier questions were limited to
+                self.extra[key] = drawn
+                while len(self.extra) > self.limits.cache_columns:
+                    self.extra.popitem(last=False)
         return found, skipped
 
     def _draw(self, db, table: str, column: str, small: bool,

@@ -13,7 +13,13 @@ replayed with the pipeline's own function (``agreement_without_unread_joins``) o
 negative agreement check of each run: where it turns positive, the checked SQL is the run's
 answer and is scored with the evaluation's own scoring. A run the rule leaves alone keeps its
 answer. Nothing later in a run changes the earlier checks, so the first check it turns is the
-only one that matters.
+only one that matters. Where the own SQL without the join returns no rows, as the checked SQL
+does, two empty results say little and the model judges the check, as it does for any two
+empty results: such runs are listed under ``judged`` (kept as they were in the replay's
+figure) and resumed at that check, on the embedded model, with ``--judged`` (the other options
+are those of ``bench/csma_rewrites.py``: ``--results``, ``--data``, ``--param``, ``--out``).
+The replay uses the database's whole schema, as the pipeline does on a database that schema
+retrieval leaves whole (every folder measured here).
 
 ``--resumed`` lays a measurement of runs resumed since over the folder (``bench/csma_rewrites.py``,
 which recorded the final SQL and the step names, not the steps): such a run is replayed up to
@@ -32,18 +38,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, score  # noqa: E402
+from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.events import Run  # noqa: E402
+from agents.pipelines.csma import PIPELINE  # noqa: E402
 from agents.pipelines.csma.steps import agreement_without_unread_joins  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from aggregate_gate import resumed_rows  # noqa: E402
+from csma_rewrites import _database  # noqa: E402
 from first_drafts import options_of, read_answers  # noqa: E402
 from runnable_endings import replay_arguments, write_report  # noqa: E402
 
 
 def turned_check(events: list[dict], db, limits: ExecLimits) -> dict | None:
-    """The first negative agreement check of a recorded run that the rule turns positive:
-    ``{"index", "checked", "own", "compared", "tables"}``, or None."""
+    """The first negative agreement check of a recorded run that the rule acts on: ``{"index",
+    "checked", "own", "compared", "tables", "says_little"}`` (``says_little``: both results
+    are empty, so the model judges instead of the check turning positive), or None."""
     for index, event in enumerate(events):
         parsed = event.get("parsed") or {}
         if not str(event.get("step", "")).startswith("check:"):
@@ -54,8 +65,10 @@ def turned_check(events: list[dict], db, limits: ExecLimits) -> dict | None:
         found = agreement_without_unread_joins(db, db.schema, checked, parsed["own_sql"],
                                                limits.timeout, limits.max_rows)
         if found is not None:
+            unread, says_little = found
             return {"index": index, "checked": parsed["sql"], "own": parsed["own_sql"],
-                    "compared": found.sql, "tables": found.tables}
+                    "compared": unread.sql, "tables": unread.tables,
+                    "says_little": says_little}
     return None
 
 
@@ -63,7 +76,7 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
     _, answers = read_answers(folder, "csma")
     options, pool, limits = options_of(folder), DatabasePool(), ExecLimits()
     laid_over = resumed_rows(resumed)
-    rows, unknown = [], []
+    rows, unknown, judged = [], [], []
     for q, record in sorted(answers.items()):
         db = pool.get(str(data / "database" / record["db_id"] / f"{record['db_id']}.sqlite"))
         events = (record.get("run") or {}).get("events") or []
@@ -78,7 +91,10 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
         row = {"question_id": q, "resumed_before": later is not None,
                "before": bool(before["correct"]), "after": bool(before["correct"]),
                "sql_before": sql}
-        if turned is not None:
+        if turned is not None and turned["says_little"]:
+            judged.append(q)  # the model's verdict decides: resumed with --judged
+            row.update(judged=True, unread_joins=turned["tables"])
+        elif turned is not None:
             after = score(db, record["gold_sql"], turned["checked"], options)
             row.update(after=bool(after["correct"]), sql_after=turned["checked"],
                        own_sql=turned["own"], compared=turned["compared"],
@@ -91,8 +107,8 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
             "ex_before": sum(r["before"] for r in rows), "ex_after": sum(r["after"] for r in rows),
             "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
             "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
-            "turned": sum(1 for r in rows if "unread_joins" in r), "unknown": unknown,
-            "rows": rows}
+            "turned": sum(1 for r in rows if "compared" in r), "judged": judged,
+            "unknown": unknown, "rows": rows}
 
 
 def _index_of(events: list[dict], step: str | None) -> int:
@@ -101,7 +117,28 @@ def _index_of(events: list[dict], step: str | None) -> int:
     return next((i for i, e in enumerate(events) if e.get("step") == step), len(events))
 
 
+def judged_check(run: Run) -> int | None:
+    """Where the model's verdict decides a check the rule acts on (both results empty without
+    the join): the run is resumed there (``--judged``)."""
+    db = _database(run.db_path) if run.db_path else None
+    if db is None:
+        return None
+    events = [e.to_dict() for e in run.events]
+    turned = turned_check(events, db, ExecLimits())
+    return turned["index"] if turned is not None and turned["says_little"] else None
+
+
+def judged_after(run: Run, index: int) -> dict:
+    check = run.events[index].parsed or {}
+    return {"verdict": check.get("verdict"), "reason": check.get("reason")}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--judged" in argv:
+        argv.remove("--judged")
+        return resume_main(argv, PIPELINE, judged_check, judged_after,
+                           __doc__.split("\n\n")[0])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     replay_arguments(parser, "a CSMA evaluation folder")
     args = parser.parse_args(argv)
@@ -110,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"csma {Path(args.results).name}: {report['questions']} questions, EX "
           f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
           f"-{len(report['broken'])}), {report['turned']} check(s) turned positive, "
+          f"{len(report['judged'])} left to the model's verdict (resume them with --judged): "
+          f"{report['judged']}, "
           f"{len(report['unknown'])} resumed run(s) whose later checks were not recorded: "
           f"{report['unknown']}")
     return 0

@@ -1119,3 +1119,23 @@ def test_an_own_sql_that_answers_otherwise_still_disagrees(fleet, llm, scripted_
     check = run.events[4]
     assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
     assert run.final_sql == own_sql
+
+
+def test_an_unread_join_that_leaves_two_empty_results_is_judged_by_the_model(fleet, llm,
+                                                                             scripted_llm):
+    """Two results with no rows say little, with or without the join: the model judges."""
+    own = ("SELECT s.hull_name FROM vessels AS s JOIN voyages AS v ON s.vessel_id = "
+           "v.vessel_id GROUP BY s.hull_name HAVING COUNT(*) >= 2")  # Aurora, by its voyages
+    checked = ("SELECT hull_name FROM vessels GROUP BY hull_name HAVING COUNT(*) >= 2")
+    scripted_llm.push(tables_answer("vessels"), sql_block(checked),
+                      tables_answer("vessels", "voyages"), sql_block(own),
+                      verdict("correct", "no ship is listed twice"))
+    run = run_agreement(fleet, llm, question="Which ships are listed twice?")
+    assert run.status == "done", run.error
+    check = run.events[-1]
+    assert check.parsed.get("agrees") is None and check.parsed["verdict"] == "positive"
+    assert check.parsed["own_unread_joins"] == ["voyages"]
+    assert any("returns no rows, as the checked SQL does, which says little" in note
+               for note in check.notes)
+    assert run.final_sql == checked and len(scripted_llm.requests) == 5
+

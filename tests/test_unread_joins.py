@@ -38,6 +38,10 @@ def schema(tmp_path_factory):
     ("SELECT COUNT(*) FROM teacher AS T1 JOIN course_arrange AS T2 "
      "ON T1.teacher_id = T2.teacher_id JOIN course AS T3 ON T2.course_id = T3.course_id",
      "SELECT COUNT(*) FROM teacher AS T1", ["course", "course_arrange"]),
+    # a condition in parentheses; one table joined twice is named once
+    ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS A ON (T1.teacher_id = "
+     "A.teacher_id) JOIN course_arrange AS B ON T1.teacher_id = B.teacher_id",
+     "SELECT T1.name FROM teacher AS T1", ["course_arrange"]),
 ])
 def test_a_join_read_only_in_its_condition_is_taken_out(schema, sql, expected, tables):
     found = unread_joins(sql, schema)
@@ -60,6 +64,11 @@ def test_a_join_read_only_in_its_condition_is_taken_out(schema, sql, expected, t
     # the alias named again in a subquery: left alone rather than guessed
     "SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
     "T2.teacher_id WHERE T1.teacher_id IN (SELECT T2.teacher_id FROM course_arrange AS T2)",
+    # a join inside a subquery or a branch of EXCEPT decides what the outer query keeps
+    "SELECT name FROM teacher WHERE teacher_id NOT IN (SELECT T2.teacher_id FROM "
+    "course_arrange AS T2 JOIN course AS T3 ON T2.course_id = T3.course_id)",
+    "SELECT hometown FROM teacher EXCEPT SELECT T1.hometown FROM teacher AS T1 "
+    "JOIN course_arrange AS T2 ON T1.teacher_id = T2.teacher_id",
     # no join, an unknown table, SQL that cannot be read
     "SELECT name FROM teacher",
     "SELECT T1.name FROM teacher AS T1 JOIN missing AS T2 ON T1.teacher_id = T2.teacher_id",

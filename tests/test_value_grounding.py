@@ -294,6 +294,23 @@ def test_the_index_stops_at_its_value_cap_and_limited_lookups_still_search_past_
         db.close()
 
 
+def test_what_the_index_holds_within_its_caps_does_not_depend_on_earlier_lookups(tmp_path):
+    db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=12)
+    try:
+        limits = GroundingLimits(max_values=3)
+        # a lookup limited to the last tables draws them first; they are kept aside
+        limited = ground_question(db, "Is there a place in Perth?", limits,
+                                  tables=["place_9", "place_10", "place_11"])
+        assert found(limited) == [("place_9", "town", "Perth", "Perth", "exact")]
+        whole = ground_question(db, "Which places are in Perth or Porto?", limits)
+        index = value_index(db, limits)
+        assert [(v.table, v.column) for v in index.columns] == [
+            ("place_0", "town"), ("place_1", "town"), ("place_2", "town")]
+        assert found(whole) == [("place_1", "town", "Porto", "Porto", "exact")]
+    finally:
+        db.close()
+
+
 def test_a_limited_lookup_reports_the_columns_its_budget_left_out(tmp_path):
     db = _many_tables(tmp_path / "wide.sqlite", empty=0, filled=3)
     try:

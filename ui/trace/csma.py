@@ -104,6 +104,8 @@ def _render_own_sql(check: SQLCheck) -> None:
         failed = (not check.own_runs if check.own_runs is not None
                   else str(check.own_execution or "").startswith("failed"))
         outcome = badge("its own SQL does not run: the model judged instead" if failed
+                        else "without its unread join, both return no rows: the model judged "
+                        "instead" if check.own_unread_joins
                         else "both return no rows: the model judged instead", "orange")
     elif check.agrees and check.own_unread_joins:
         outcome = badge("same result without a join it reads nothing of", "green")

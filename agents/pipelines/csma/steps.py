@@ -356,10 +356,16 @@ def _decide(ctx: StepContext, agent: int, known: ops.SchemaMap, sql: str, result
     if method == AGREEMENT and result.ok and not outer:
         own = _own_attempt(ctx, agent, known)
     if own is not None and own["result"].ok:
-        if own["result"].rows or result.rows:
-            return _agreement(ctx, result, own), own
-        ctx.note("its own SQL returns no rows either, which says little: the model judges "
-                 "the SQL instead")
+        agreement = _agreement(ctx, result, own) if own["result"].rows or result.rows else None
+        if agreement is not None:
+            return agreement, own
+        if own.get("unread_joins"):
+            ctx.note(f"its own SQL without its join of {', '.join(own['unread_joins'])} "
+                     f"returns no rows, as the checked SQL does, which says little: the "
+                     f"model judges the SQL instead")
+        else:
+            ctx.note("its own SQL returns no rows either, which says little: the model "
+                     "judges the SQL instead")
     elif own is not None:
         ctx.note(f"its own SQL fails to execute ({own['result'].error}), so there is no "
                  f"result to compare: the model judges the SQL instead")
@@ -441,14 +447,18 @@ def _written_for(ctx: StepContext, extracted: ops.SchemaMap) -> dict:
             "generation": ctx.params["generation"]}
 
 
-def _agreement(ctx: StepContext, checked, own: dict) -> dict:
+def _agreement(ctx: StepContext, checked, own: dict) -> dict | None:
     """Positive when the checked SQL and the agent's own return the same result -- or, with
     ``ignore_unread_joins``, when they do once the own SQL's joins of tables nothing in it reads
-    are left out (tables the checked SQL does not name: the checker's addition alone)."""
+    are left out (tables the checked SQL does not name: the checker's addition alone). None
+    when that leaves two results with no rows, which say little (the model judges)."""
     agrees = _same_result(checked, own["sql"], own["result"])
-    unread = None if agrees else _without_unread_joins(ctx, checked, own["sql"])
-    if unread is not None:
+    found = None if agrees else _without_unread_joins(ctx, checked, own["sql"])
+    if found is not None:
+        unread, says_little = found
         own["unread_joins"], own["compared_sql"] = unread.tables, unread.sql
+        if says_little:
+            return None
         agrees = True
         joined = ", ".join(unread.tables)
         reason = (f"its own SQL, written from its extracted schema, returns the same result "
@@ -471,8 +481,8 @@ def _same_result(checked, sql: str, result) -> bool:
 
 def _without_unread_joins(ctx: StepContext, checked, own_sql: str):
     """The own SQL without the joins nothing in it reads (:mod:`agents.unread_joins`), when
-    those tables are not in the checked SQL and the result is then the checked SQL's; else
-    None. In the benchmark traces a 1.5B agent joined a table it owns into its own SQL though
+    those tables are not in the checked SQL and the result is then the checked SQL's, and
+    whether both results are empty; else None. In the benchmark traces a 1.5B agent joined a table it owns into its own SQL though
     it read nothing of it, and the check took the extra rows (or the rows it dropped) for a
     disagreement with SQL that was right."""
     if not ctx.params.get("ignore_unread_joins"):
@@ -483,12 +493,16 @@ def _without_unread_joins(ctx: StepContext, checked, own_sql: str):
 
 def agreement_without_unread_joins(db, schema: Schema, checked, own_sql: str, timeout: float,
                                    max_rows: int):
-    """The rule itself, on a database handle (a measurement replays it on recorded checks)."""
+    """The rule itself, on a database handle (a measurement replays it on recorded checks):
+    ``(unread, says_little)`` when the own SQL without its unread joins returns the checked
+    SQL's result -- ``says_little`` when neither returns a row -- else None."""
     unread = unread_joins(own_sql, schema)
     if unread is None or {t.casefold() for t in unread.tables} & tables_named(checked.sql):
         return None
     result = db.execute(unread.sql, timeout=timeout, max_rows=max_rows)
-    return unread if result.ok and _same_result(checked, unread.sql, result) else None
+    if not (result.ok and _same_result(checked, unread.sql, result)):
+        return None
+    return unread, not (checked.rows or result.rows)
 
 
 def generate(ctx: StepContext, agent: int) -> str | None:
