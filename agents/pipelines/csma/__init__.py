@@ -87,9 +87,12 @@ joins a table it reads nothing of (the table's columns appear only in that join'
 that join is run, and the same result as the checked SQL's is a positive check. In seed 7's runs
 an agent that owned ``course_arrange`` joined it into "the hometowns shared by at least two
 teachers", counting each teacher once per course, and its check replaced the right SQL with
-that one. Replayed on the recorded runs (the check ends the run, so the replay is exact), one
-more answer was right on each benchmark sample and none was lost (67 to 68 and 59 to 60 of
-100), so it is the default; runs recorded before it keep it off.
+that one. Two results with no rows, once the join is left out, say little: the model judges
+then, as it does for any two empty results. Measured on the recorded runs (a positive check ends
+the run, so the replay is exact; the one check left to the model was resumed), it answered one
+more question on seed 8 (59 to 60 of 100) and as many on seed 7 (67: the hometowns check, two
+empty results, was judged negative), none lost, so it is the default; runs recorded before it
+keep it off.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.
@@ -185,7 +188,7 @@ class CSMA(Retrieving, Pipeline):
                   "joins a table it reads nothing of (its columns appear only in that join's "
                   "condition) and that the checked SQL does not name compares the result "
                   "without that join: the same result is a positive check (not in the paper; "
-                  "the default: one more answer right on each benchmark sample, none lost); "
+                  "the default: one more answer right on one benchmark sample, none lost); "
                   "off: any other result is a disagreement"),
     ]
     # the paper's prompts and its check, with failing SQL left as written and every join
