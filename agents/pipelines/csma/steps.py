@@ -482,9 +482,9 @@ def _same_result(checked, sql: str, result) -> bool:
 def _without_unread_joins(ctx: StepContext, checked, own_sql: str):
     """The own SQL without the joins nothing in it reads (:mod:`agents.unread_joins`), when
     those tables are not in the checked SQL and the result is then the checked SQL's, and
-    whether both results are empty; else None. In the benchmark traces a 1.5B agent joined a table it owns into its own SQL though
-    it read nothing of it, and the check took the extra rows (or the rows it dropped) for a
-    disagreement with SQL that was right."""
+    whether both results are empty; else None. In the benchmark traces a 1.5B agent joined a
+    table it owns into its own SQL though it read nothing of it, and the check took the extra
+    rows (or the rows it dropped) for a disagreement with SQL that was right."""
     if not ctx.params.get("ignore_unread_joins"):
         return None
     return agreement_without_unread_joins(ctx.db, ctx.schema, checked, own_sql,
