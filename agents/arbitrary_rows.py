@@ -20,6 +20,8 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
+from .sqltext import select_source_names
+
 # Aggregates that make SQLite take the bare columns from the row holding the extreme value
 # (the one-argument forms: max(a, b) is the scalar function).
 _EXTREMES = (exp.Min, exp.Max)
@@ -49,7 +51,7 @@ def _mixed(select: exp.Select) -> str | None:
     if select.args.get("group"):
         return None
     aggregates, bare = [], []
-    own_sources = _source_names(select)
+    own_sources = select_source_names(select)
     for projection in select.expressions:
         aggregates.extend(_own(projection, exp.AggFunc))
         bare.extend(column for column in _own(projection, exp.Column)
@@ -66,22 +68,6 @@ def _mixed(select: exp.Select) -> str | None:
         return None
     return (f"{aggregates[0].sql(dialect='sqlite')} beside {bare[0].sql(dialect='sqlite')} "
             "without GROUP BY")
-
-
-def _source_names(select: exp.Select) -> set[str]:
-    """The names (aliases, or table names) a column of this SELECT may be qualified with."""
-    sources = []
-    found = select.args.get("from_") or select.args.get("from")
-    if found is not None:
-        sources.append(found.this)
-    sources.extend(join.this for join in select.args.get("joins") or [])
-    names = set()
-    for source in sources:
-        if source.alias_or_name:
-            names.add(source.alias_or_name.casefold())
-        if isinstance(source, exp.Table):
-            names.add(source.name.casefold())
-    return names
 
 
 def _pinned(select: exp.Select) -> set[tuple[str, str]]:

@@ -21,6 +21,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 import sqlglot
+from sqlglot import exp
 import sqlparse
 from sqlparse import tokens as T
 from tabulate import tabulate
@@ -149,3 +150,20 @@ def result_text(preview: dict, max_rows: int, *, width: int = 60) -> str:
     else:
         tail = f"({total} row{'s' if total != 1 else ''})"
     return f"{table}\n{tail}"
+
+
+def select_source_names(select: exp.Select) -> set[str]:
+    """The names (aliases, or table names) a column of this SELECT may be qualified with: its
+    own FROM and joins, not those of the queries around or inside it."""
+    sources = []
+    found = select.args.get("from_") or select.args.get("from")
+    if found is not None:
+        sources.append(found.this)
+    sources.extend(join.this for join in select.args.get("joins") or [])
+    names = set()
+    for source in sources:
+        if source.alias_or_name:
+            names.add(source.alias_or_name.casefold())
+        if isinstance(source, exp.Table):
+            names.add(source.name.casefold())
+    return names

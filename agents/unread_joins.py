@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 
 from .schema import Schema
+from .sqltext import select_source_names
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
         return False
     on = join.args.get("on")
     alias = table.alias_or_name.casefold()
-    if on is None or not _equates_with_one_other(on.unnest(), alias, _sources(select)):
+    if on is None or not _equates_with_one_other(on.unnest(), alias,
+                                                      select_source_names(select)):
         return False
     in_on = {id(column) for column in on.find_all(exp.Column)}
     known = schema.table(table.name)
@@ -100,16 +102,6 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
         if qualifier == alias or (not qualifier and column.name.casefold() in own_columns):
             return False
     return True
-
-
-def _sources(select: exp.Select) -> set[str]:
-    """The names (aliases) the SELECT's own FROM and joins give their tables."""
-    found = []
-    first = select.args.get("from_") or select.args.get("from")  # the key's name by version
-    if first is not None:
-        found.append(first.this)
-    found += [j.this for j in select.args.get("joins") or []]
-    return {s.alias_or_name.casefold() for s in found if isinstance(s, (exp.Table, exp.Subquery))}
 
 
 def _equates_with_one_other(on: exp.Expression, alias: str, sources: set[str]) -> bool:

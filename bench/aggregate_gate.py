@@ -37,7 +37,8 @@ from agents.evaluation.harness import DatabasePool, score  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from first_drafts import options_of, read_answers  # noqa: E402
-from runnable_endings import replay_arguments, write_report  # noqa: E402
+from runnable_endings import (ex_summary, ex_totals, replay_arguments,  # noqa: E402
+                              write_report)
 
 
 def refused_revision(events: list[dict]) -> dict | None:
@@ -103,9 +104,7 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
                      **({"sql_after": refused["sql_before"], "refused": refused["revision"],
                          "found": refused["found"]} if refused else {})})
     return {"pipeline": "r3", "results": folder, "resumed": resumed, "questions": len(rows),
-            "ex_before": sum(r["before"] for r in rows), "ex_after": sum(r["after"] for r in rows),
-            "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
-            "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
+            **ex_totals(rows),
             "refusals": sum(1 for r in rows if "refused" in r), "unknown": unknown,
             "rows": rows}
 
@@ -116,9 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = measure(args.results, args.resumed, Path(args.data))
     write_report(args.out, report)
-    print(f"r3 {Path(args.results).name}: {report['questions']} questions, EX "
-          f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
-          f"-{len(report['broken'])}), {report['refusals']} revision(s) refused, "
+    print(f"{ex_summary('r3', args.results, report)}, {report['refusals']} revision(s) "
+          f"refused, "
           f"{len(report['unknown'])} resumed run(s) whose revisions were not recorded and may "
           f"have met it: {report['unknown']}")
     return 0

@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from aggregate_gate import resumed_rows  # noqa: E402
 from csma_rewrites import _database  # noqa: E402
 from first_drafts import options_of, read_answers  # noqa: E402
-from runnable_endings import replay_arguments, write_report  # noqa: E402
+from runnable_endings import (ex_summary, ex_totals, replay_arguments,  # noqa: E402
+                              write_report)
 
 
 def turned_check(events: list[dict], db, limits: ExecLimits) -> dict | None:
@@ -104,9 +105,7 @@ def measure(folder: str, resumed: str | None, data: Path) -> dict:
             row["unknown"] = True
         rows.append(row)
     return {"pipeline": "csma", "results": folder, "resumed": resumed, "questions": len(rows),
-            "ex_before": sum(r["before"] for r in rows), "ex_after": sum(r["after"] for r in rows),
-            "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
-            "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
+            **ex_totals(rows),
             "turned": sum(1 for r in rows if "compared" in r), "judged": judged,
             "unknown": unknown, "rows": rows}
 
@@ -144,9 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = measure(args.results, args.resumed, Path(args.data))
     write_report(args.out, report)
-    print(f"csma {Path(args.results).name}: {report['questions']} questions, EX "
-          f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
-          f"-{len(report['broken'])}), {report['turned']} check(s) turned positive, "
+    print(f"{ex_summary('csma', args.results, report)}, {report['turned']} check(s) "
+          f"turned positive, "
           f"{len(report['judged'])} left to the model's verdict (resume them with --judged): "
           f"{report['judged']}, "
           f"{len(report['unknown'])} resumed run(s) whose later checks were not recorded: "

@@ -16,13 +16,12 @@ measurement.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
@@ -31,6 +30,7 @@ from agents.value_grounding import ground_question  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from csma_rewrites import _database  # noqa: E402
+from first_drafts import read_answers  # noqa: E402
 
 
 def values_changed(asked_on: str):
@@ -56,25 +56,15 @@ def retrieval_after(run: Run, index: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    folder = Path(argv[argv.index("--results") + 1]) if "--results" in argv else Path(".")
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8")) \
-        if (folder / "manifest.json").is_file() else {}
-    asked_on = argv[argv.index("--ask-db") + 1] if "--ask-db" in argv else manifest.get("ask_db")
+    folder = argv[argv.index("--results") + 1] if "--results" in argv else "."
+    asked_on = (argv[argv.index("--ask-db") + 1] if "--ask-db" in argv
+                else _manifest(folder).get("ask_db"))
     if not asked_on:
         raise SystemExit(f"{folder} was asked on each question's own database: retrieval runs "
                          "only on a merged file (give --ask-db for a folder without a manifest)")
-    return resume_main(argv, get_pipeline(_pipeline_of(folder)), values_changed(asked_on),
+    pipeline, _ = read_answers(folder, None)
+    return resume_main(argv, get_pipeline(pipeline), values_changed(asked_on),
                        retrieval_after, __doc__.split("\n\n")[0])
-
-
-def _pipeline_of(folder: Path) -> str:
-    """The one pipeline a folder holds."""
-    lines = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    found = {json.loads(line)["pipeline"] for line in lines if line.strip()}
-    if len(found) != 1:
-        raise SystemExit(f"{folder} holds {', '.join(sorted(found)) or 'no runs'}: one "
-                         "pipeline's folder is needed")
-    return found.pop()
 
 
 if __name__ == "__main__":

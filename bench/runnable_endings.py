@@ -95,10 +95,7 @@ def measure(pipeline: str, folder: str, resumed: str | None, data: Path) -> dict
                      "sql_before": run["sql"], **({"sql_after": new_sql, **written}
                                                   if written else {})})
     return {"pipeline": pipeline, "results": folder, "resumed": resumed,
-            "questions": len(rows), "ex_before": sum(r["before"] for r in rows),
-            "ex_after": sum(r["after"] for r in rows),
-            "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
-            "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]],
+            "questions": len(rows), **ex_totals(rows),
             "endings": sum(1 for r in rows if "rewrite" in r),
             "not_running_before": sum(not r["runs_before"] for r in rows),
             "not_running_after": sum(not r["runs_after"] for r in rows), "rows": rows}
@@ -116,6 +113,20 @@ def replay_arguments(parser: argparse.ArgumentParser,
     parser.add_argument("--out", required=True)
 
 
+def ex_totals(rows: list[dict]) -> dict:
+    """A replay's verdicts in all: EX before and after, and the questions fixed and broken."""
+    return {"ex_before": sum(r["before"] for r in rows), "ex_after": sum(r["after"] for r in rows),
+            "fixed": [r["question_id"] for r in rows if r["after"] and not r["before"]],
+            "broken": [r["question_id"] for r in rows if r["before"] and not r["after"]]}
+
+
+def ex_summary(name: str, folder: str, report: dict) -> str:
+    """The first words of a replay's printed line: pipeline, folder, questions, EX change."""
+    return (f"{name} {Path(folder).name}: {report['questions']} questions, EX "
+            f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
+            f"-{len(report['broken'])})")
+
+
 def write_report(out: str, report: dict) -> None:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
@@ -128,9 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = measure(args.pipeline, args.results, args.resumed, Path(args.data))
     write_report(args.out, report)
-    print(f"{args.pipeline} {Path(args.results).name}: {report['questions']} questions, EX "
-          f"{report['ex_before']} -> {report['ex_after']} (+{len(report['fixed'])} / "
-          f"-{len(report['broken'])}), {report['endings']} ending(s) rewritten, SQL that does "
+    print(f"{ex_summary(args.pipeline, args.results, report)}, {report['endings']} "
+          f"ending(s) rewritten, SQL that does "
           f"not run {report['not_running_before']} -> {report['not_running_after']}")
     return 0
 
