@@ -17,7 +17,17 @@ group that most generators failed to reach is a weak winner.
 The largest group wins; equal sizes are ordered by the best priority among their generators.
 The vote is *decisive* when the largest group is strictly larger than the next and holds at
 least ``min_share`` of all candidates; otherwise the groups in contention are listed for a
-selection agent to choose from. Everything here is plain data with ``to_dict``/``from_dict``.
+selection agent to choose from.
+
+Results without data agree too easily. A query that names a wrong value, filters on the wrong
+column or joins through an empty or unrelated table returns nothing, and so do all its wrong
+siblings: on a small model the candidates that miss often miss *together*, while the right
+query finds rows. So, with ``data_first``, a result holding no value (no rows, or rows of NULLs
+only -- what an aggregate over no rows returns) is set aside whenever another candidate's result
+holds data: its group is listed after the groups with data, cannot win and is not in
+contention, and its candidates count in the total as failed ones do. When no result holds data
+the vote is held among the empty ones as before. Everything here is plain data with
+``to_dict``/``from_dict``.
 """
 
 from __future__ import annotations
@@ -79,6 +89,12 @@ class Candidate:
     @classmethod
     def from_dict(cls, data: dict) -> "Candidate":
         return cls(generator=data["generator"], sql=data.get("sql"), result=data.get("result"))
+
+
+def has_data(result: dict | None) -> bool:
+    """True when a result (an execution preview, or a group summary with its first rows) holds
+    at least one value that is not NULL: no rows, or NULLs only, mean nothing was found."""
+    return any(value is not None for row in (result or {}).get("rows") or [] for value in row)
 
 
 def run_candidate(db, generator: str, sql: str | None, *, timeout: float = 10.0,
@@ -165,6 +181,8 @@ class Vote:
 
     ``contenders`` index ``groups``: on a tie the groups of the largest size, when the winner
     is weak every group; empty when the vote is decisive or there is nothing to choose from.
+    ``set_aside`` indexes the groups whose result holds no data, left out of the vote because
+    another group's holds some (``data_first``); they come after every group with data.
     """
 
     candidates: list[Candidate]
@@ -174,6 +192,7 @@ class Vote:
     contenders: list[int] = field(default_factory=list)
     reason: str = ""
     min_share: float = DEFAULT_MIN_SHARE
+    set_aside: list[int] = field(default_factory=list)
 
     @property
     def needs_selection(self) -> bool:
@@ -196,7 +215,7 @@ class Vote:
                 "groups": [g.to_dict() for g in self.groups], "failed": list(self.failed),
                 "decisive": self.decisive, "needs_selection": self.needs_selection,
                 "contenders": list(self.contenders), "reason": self.reason,
-                "min_share": self.min_share}
+                "min_share": self.min_share, "set_aside": list(self.set_aside)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Vote":
@@ -204,16 +223,19 @@ class Vote:
                    groups=[CandidateGroup.from_dict(g) for g in data["groups"]],
                    failed=list(data.get("failed", [])), decisive=bool(data["decisive"]),
                    contenders=list(data.get("contenders", [])), reason=data.get("reason", ""),
-                   min_share=float(data.get("min_share", DEFAULT_MIN_SHARE)))
+                   min_share=float(data.get("min_share", DEFAULT_MIN_SHARE)),
+                   set_aside=list(data.get("set_aside", [])))
 
 
 def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None, *,
-         min_share: float = DEFAULT_MIN_SHARE) -> Vote:
+         min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False) -> Vote:
     """Group ``candidates`` by result and decide whether the largest group settles it.
 
     Decisive: the largest group is strictly larger than the next one and holds at least
     ``min_share`` of all candidates (failed ones included). A tie leaves the tied groups in
-    contention; a weak winner (below ``min_share``) leaves every group in contention.
+    contention; a weak winner (below ``min_share``) leaves every group in contention. With
+    ``data_first``, groups whose result holds no data are set aside while any group's result
+    holds some (see the module's docstring).
     """
     candidates = list(candidates)
     groups, failed = group_candidates(candidates, priority)
@@ -223,17 +245,30 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     if not groups:
         result.reason = f"none of the {total} candidates ran"
         return result
-    top = groups[0].size
-    tied = [n for n, g in enumerate(groups) if g.size == top]
+    voting = groups
+    if data_first:
+        found = [g for g in groups if has_data(candidates[g.representative].result)]
+        if found and len(found) < len(groups):
+            voting = found
+            result.groups = found + [g for g in groups if g not in found]
+            result.set_aside = list(range(len(found), len(groups)))
+    top = voting[0].size
+    tied = [n for n, g in enumerate(voting) if g.size == top]
     share = top / total
     agree = f"{top} of {total} candidates agree"
     if len(tied) > 1:
         result.contenders = tied
         result.reason = f"tie: {len(tied)} groups of {top} (of {total} candidates)"
     elif share < min_share:
-        result.contenders = list(range(len(groups))) if len(groups) > 1 else []
-        result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
+        result.contenders = list(range(len(voting))) if len(voting) > 1 else []
+        result.reason = (f"weak: {agree}, below the minimum share {min_share:g}"
+                         if len(voting) > 1 or not result.set_aside else
+                         f"the only result with data ({top} of {total} candidates)")
     else:
         result.decisive = True
         result.reason = agree
+    if result.set_aside:
+        empty = sum(result.groups[n].size for n in result.set_aside)
+        result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
+                          "set aside")
     return result

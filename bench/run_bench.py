@@ -48,6 +48,14 @@ _endings_ready = _committed("seed8-deasql-compact/results.jsonl", "rewrite-seed8
 _aggregate_gate_ready = _committed("seed7-r3-small/results.jsonl", "rewrite-seed7-r3.json")
 _unread_joins_ready = _committed("seed7-csma-agreement/results.jsonl",
                                  "rewrites-seed7-csma.json")
+_distractors_selection_ready = _committed("distractors-seed7-selection/results.jsonl",
+                                          "valuecap-distractors-seed7-selection.json")
+
+
+def _data_first_ready() -> str | None:
+    if not (ROOT / "bench/merged/spider_dev_distractors.sqlite").is_file():
+        return "bench/merged/ is not built (the merge-spider benchmark builds it)"
+    return _distractors_selection_ready()
 
 
 def _results_ready() -> str | None:
@@ -126,6 +134,11 @@ BENCHMARKS = [
             "CSMA's recorded agreement checks whose own SQL differs only by a join it reads "
             "nothing of counted as agreement (a positive check ends the run, so no model): EX "
             "before and after", _unread_joins_ready),
+    _replay("data-first", "bench/data_first.py", "distractors-seed7-selection",
+            "valuecap-distractors-seed7-selection.json", "data-first-distractors-seed7.json",
+            "the selection vote on recorded runs with results holding no data set aside "
+            "(the vote replayed; the open votes it changes listed for --judged): EX before and "
+            "after", _data_first_ready, "--ask-db", "bench/merged/spider_dev_distractors.sqlite"),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),
@@ -162,6 +175,14 @@ BENCHMARKS = [
               "the selection pipeline's vote and selection agent again on recorded "
               "candidates (resumed from the vote): EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 20 minutes", False,
+              _model_and_spider_ready),
+    Benchmark("data-first-judged", ["bench/data_first.py", "--judged", "--results",
+                                    "bench/results/seed7-selection-fresh", "--data",
+                                    str(SPIDER), "--param", "data_first=true", "--out",
+                                    "bench/runs/data-first-judged-seed7.json"],
+              "the selection agent on the recorded runs whose vote, with results holding no "
+              "data set aside, leaves other candidates open (resumed from the vote)",
+              "the embedded model and the Spider dataset", "about 2 minutes", False,
               _model_and_spider_ready),
     Benchmark("retry-repeats", ["bench/retry_repeats.py", "--pipeline", "r3", "--results",
                                 "bench/results/seed7-r3-small", "--data", str(SPIDER),

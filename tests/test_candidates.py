@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agents.candidates import (Candidate, CandidateGroup, Vote, group_candidates,
+from agents.candidates import (Candidate, CandidateGroup, Vote, group_candidates, has_data,
                                results_equal, run_candidate, vote)
 from agents.database import open_database
 from agents.safe_sql import ExecResult
@@ -123,6 +123,50 @@ def test_vote_round_trips_through_json():
     assert data["decisive"] and not data["needs_selection"]
     assert CandidateGroup.from_dict(data["groups"][0]).members == [2, 0]
     assert again.chosen().generator == "macsql"
+
+
+def test_no_rows_or_nulls_only_hold_no_data():
+    assert not has_data(ran("a", []).result)
+    assert not has_data(ran("a", [(None, None)]).result)   # an aggregate over no rows
+    assert not has_data(ran("a", [(None,), (None,)]).result)
+    assert has_data(ran("a", [(None, 0)]).result) and has_data(ran("a", [(0,)]).result)
+    assert not has_data(None) and not has_data({"ok": False, "error": "x"})
+
+
+def test_with_data_first_agreement_on_nothing_loses_to_a_result_with_data():
+    candidates = [ran("cot", [(None,)]), ran("writer", [(50.3,)]), ran("sample", [(None,)]),
+                  ran("decomposer", [(None,)])]
+    assert vote(candidates).decisive   # without the rule three agree on nothing and win
+    result = vote(candidates, data_first=True)
+    assert [g.generators for g in result.groups] == [["writer"], ["cot", "sample", "decomposer"]]
+    assert result.set_aside == [1] and result.contenders == []
+    assert result.winner.generators == ["writer"] and not result.needs_selection
+    assert result.reason == ("the only result with data (1 of 4 candidates); 3 returned no data "
+                             "and are set aside")
+
+
+def test_with_data_first_the_groups_with_data_vote_among_themselves():
+    empty = [ran("a", []), ran("b", [])]
+    tie = vote([*empty, ran("c", [(1,)]), ran("d", [(2,)])], data_first=True)
+    assert tie.needs_selection and tie.contenders == [0, 1] and tie.set_aside == [2]
+    assert tie.reason == ("tie: 2 groups of 1 (of 4 candidates); 2 returned no data and are "
+                          "set aside")
+    # the empty ones count in the total as failed ones do: 2 of 5 is a weak winner
+    weak = vote([*empty, ran("c", [(1,)]), ran("d", [(1,)]), ran("e", [(2,)])],
+                data_first=True)
+    assert not weak.decisive and weak.contenders == [0, 1] and weak.set_aside == [2]
+    strong = vote([ran("a", []), ran("c", [(1,)]), ran("d", [(1,)])], data_first=True)
+    assert strong.decisive and strong.reason == ("2 of 3 candidates agree; 1 returned no data "
+                                                 "and is set aside")
+
+
+def test_with_data_first_nothing_but_empty_results_still_vote():
+    candidates = [ran("a", []), ran("b", []), ran("c", [(None,)]), failed("d")]
+    result = vote(candidates, data_first=True)
+    assert result.decisive and result.set_aside == [] and result.winner.generators == ["a", "b"]
+    data = json.loads(json.dumps(vote([ran("a", []), ran("b", [(1,)])], data_first=True)
+                                 .to_dict()))
+    assert data["set_aside"] == [1] and Vote.from_dict(data).set_aside == [1]
 
 
 def test_group_candidates_returns_groups_and_failures():

@@ -423,6 +423,29 @@ def test_an_unparseable_candidate_takes_no_part(db, llm, scripted_llm):
     assert result.final_sql == FRANCE
 
 
+NOBODY = "SELECT name FROM singer WHERE country = 'france'"   # the value's case missed
+
+
+def test_agreement_on_no_rows_is_set_aside_for_the_result_with_data(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(NOBODY), sample=sql_block(NOBODY),
+           decomposer=decomposition(NOBODY), cot=reasoned(FRANCE))
+    result = run(db, llm)
+    assert result.status == "done", result.error
+    vote = result.events[-1].parsed
+    assert [g["generators"] for g in vote["groups"]] == [
+        ["cot"], ["writer", "decomposer", "sample1"]]
+    assert vote["set_aside"] == [1] and vote["outcome"] == "only_result"
+    assert vote["reason"] == ("the only result with data (1 of 4 candidates); 3 returned no "
+                              "data and are set aside")
+    assert result.final_sql == FRANCE and not requests_for(scripted_llm, SELECT_CHOICE)
+
+    # one switch away, and what runs recorded before the rule are resumed with: three agree
+    without = run(db, llm, data_first=False)
+    assert without.events[-1].parsed["outcome"] == "decisive"
+    assert without.events[-1].parsed.get("set_aside") is None and without.final_sql == NOBODY
+    assert PIPELINE.resolve_recorded({})["data_first"] is False
+
+
 # -- resume and the graph ---------------------------------------------------------------------
 
 def _stable(event) -> tuple:

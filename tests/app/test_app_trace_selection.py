@@ -27,6 +27,8 @@ GERMANS = "SELECT COUNT(*) FROM customers WHERE country = 'Germany'"
 GERMANS_TOO = "SELECT COUNT(*) FROM customers AS T1 WHERE T1.country = 'Germany'"
 WRONG_TABLE = ("SELECT COUNT(*) FROM customer WHERE country = 'Germany' "
                "AND segment = 'Small Business'")
+NOTHING = ("SELECT customer_id FROM customers WHERE country = 'Germany' "
+           "AND segment = 'small business'")
 REASONING = "Candidate A also filters on the segment the question names."
 
 
@@ -88,6 +90,18 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             "generators": "writer", "samples": 0, "repair_attempts": 2}))
         assert run.status == "done", run.error
         runs["two_repairs"] = [e.to_dict() for e in run.events]
+        # the chain-of-thought writer and the sample agree on nothing (a value's case missed)
+        server.clear()
+        server.when(lambda req: WRITER in str(req["messages"][0]["content"])
+                    and req.get("temperature"), f"```sql\n{NOTHING}\n```")
+        server.when(lambda req: WRITER in str(req["messages"][0]["content"]),
+                    f"```sql\n{RIGHT}\n```")
+        server.when(lambda req: R3_WRITER in str(req["messages"][0]["content"]),
+                    f"No such rows.\n```sql\n{NOTHING}\n```")
+        run = run_to_end(start_run(PIPELINE, QUESTION, shop, llm,
+                                   params={"generators": "cot,writer"}))
+        assert run.status == "done", run.error
+        runs["no_data"] = [e.to_dict() for e in run.events]
     shop.close()
     return runs
 
@@ -156,6 +170,17 @@ def test_a_decisive_vote_names_the_winner(traces):
     assert ":green-badge[decisive] 2 of 2 candidates agree" in voted
     assert "the SQL of `writer` is the answer." in voted
     assert any("Small Business" in sql for sql in sql_codes(at.status[-1]))
+
+
+def test_a_vote_sets_aside_the_results_holding_no_data(traces):
+    at = draw(traces["no_data"])
+    voted = texts(at.status[-1])
+    assert "| 1 | `writer` | 1 of 3 | 1 row(s): 16 | :green-badge[winner] |" in voted
+    assert "| 2 | `cot`, `sample1` | 2 of 3 | 0 row(s) | :gray-badge[no data: set aside] |" \
+        in voted
+    assert (":blue-badge[the only result] the only result with data (1 of 3 candidates); 2 "
+            "returned no data and are set aside") in voted
+    assert "the SQL of `writer` is the answer." in voted
 
 
 def test_a_selection_in_two_orders_shows_each_ballot(traces):

@@ -61,6 +61,8 @@ def render_vote(vote: CandidateVote) -> None:
             mark = badge("winner", "green")
         elif n in vote.contenders:
             mark = badge("in contention", "orange")
+        elif n in (vote.set_aside or ()):
+            mark = badge("no data: set aside", "gray")
         else:
             mark = ""
         rows.append([str(n + 1), names(group.get("generators")),

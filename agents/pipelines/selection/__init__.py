@@ -27,8 +27,10 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   in the same conversation (the same error again ends it).
 - ``vote`` (:mod:`.voting`): groups and the vote; decisive when the largest group is strictly
   the largest and holds ``min_share`` of all candidates (failed ones count), otherwise the
-  tied groups, or all groups of a weak winner, go to ``select``. When no candidate runs, the run
-  fails with that said, keeping the most trusted candidate's SQL.
+  tied groups, or all groups of a weak winner, go to ``select``. A result holding no data (no
+  rows, or NULLs only) is set aside while another candidate's holds some (``data_first``):
+  the candidates that miss on a small model often miss together, on nothing. When no
+  candidate runs, the run fails with that said, keeping the most trusted candidate's SQL.
 - ``select`` (Selection agent): sees schema, question and up to four groups' SQL with a
   preview of their results, and answers with its reasoning and a letter; with
   ``select_orders`` above 1 it does so again with the candidates rotated and the pick made
@@ -96,6 +98,10 @@ class CandidateSelection(Retrieving, Pipeline):
                   help="the vote is decisive when the largest group is strictly the largest "
                        "and holds at least this share of all candidates; otherwise the "
                        "selection agent chooses"),
+        ParamSpec("data_first", True,
+                  help="set aside a result holding no data (no rows, or NULLs only) while "
+                       "another candidate's result holds some: wrong queries agree on "
+                       "finding nothing far more often than on the same rows"),
         ParamSpec("select_orders", 1, min=1, max=4,
                   help="how many times the selection agent compares the leading candidates, "
                        "each time in another order (each candidate first once); the one picked "
@@ -136,7 +142,8 @@ class CandidateSelection(Retrieving, Pipeline):
     ]
 
     # the decomposer generator sent the paper's Decomposer prompt before graded measured better
-    earlier_defaults = {"decomposer_prompt": "paper"}
+    # and voted without setting results with no data aside before data_first measured better
+    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False}
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

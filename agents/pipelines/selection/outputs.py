@@ -73,7 +73,9 @@ class CandidateVote(Output):
     (``rows`` holds the first few rows); ``failed``: ``{"generator", "error_class", "error"}``;
     ``outcome``: ``decisive`` | ``only_result`` | ``selection`` | ``none_ran``;
     ``contenders``: indices of the groups a selection agent compares; ``chosen``: the
-    generator whose SQL the vote settled on (None when the selection agent decides).
+    generator whose SQL the vote settled on (None when the selection agent decides);
+    ``set_aside``: indices of the groups whose result holds no data, left out of the vote
+    because another group's holds some (None in runs voted without that rule).
     """
 
     kind: ClassVar[str] = "candidate_vote"
@@ -86,12 +88,15 @@ class CandidateVote(Output):
     min_share: float | None = None
     contenders: list[int] = field(default_factory=list)
     chosen: str | None = None
+    set_aside: list[int] | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
         for n, group in enumerate(self.groups, start=1):
+            aside = ", no data: set aside" if n - 1 in (self.set_aside or ()) else ""
             lines.append(f"  group {n} ({group.get('size')} of {self.total}): "
-                         f"{short(group.get('generators'))} -> {_rows(group.get('row_count'))}")
+                         f"{short(group.get('generators'))} -> {_rows(group.get('row_count'))}"
+                         f"{aside}")
         for f in self.failed:
             lines.append(f"  did not run: {f.get('generator')} ({f.get('error_class')})")
         lines.append(f"  {OUTCOMES.get(self.outcome, self.outcome)}: {self.reason}")

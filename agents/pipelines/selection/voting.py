@@ -3,7 +3,8 @@
 The vote is :func:`agents.candidates.vote`: candidates whose results are equal under the
 evaluation metric's rule form a group, candidates that did not run (an error, a timeout, no
 SQL) join none, and the largest group wins when it is clearly the largest and holds at least
-``min_share`` of all candidates. Otherwise (a tie, or a weak winner) the selection agent reads
+``min_share`` of all candidates; with ``data_first`` a result holding no data (no rows, or
+NULLs only) is set aside while another result holds some. Otherwise (a tie, or a weak winner) the selection agent reads
 the question, the schema and the leading groups' SQL with a preview of their results, and
 picks one; a small model judges better between a few concrete results than it writes SQL, and
 it is asked only for the questions the vote leaves open.
@@ -64,13 +65,15 @@ def vote_step(ctx: StepContext) -> str | None:
     candidates = _candidates(ctx)
     ctx.set_inputs(candidates=[c.generator for c in candidates], min_share=ctx.params["min_share"])
     trust = priority(ctx.params, data["plan"])
-    outcome = vote(candidates, priority=trust, min_share=ctx.params["min_share"])
+    outcome = vote(candidates, priority=trust, min_share=ctx.params["min_share"],
+                   data_first=bool(ctx.params.get("data_first")))
     groups = [_group_summary(candidates, g) for g in outcome.groups]
     failed = [{"generator": candidates[i].generator, "error_class": candidates[i].error_class,
                "error": (candidates[i].result or {}).get("error")} for i in outcome.failed]
     record = CandidateVote(groups=groups, failed=failed, total=len(candidates),
                            reason=outcome.reason, min_share=outcome.min_share,
-                           contenders=list(outcome.contenders))
+                           contenders=list(outcome.contenders),
+                           set_aside=list(outcome.set_aside) or None)
     next_step = None
     if not groups:
         record.outcome = "none_ran"
