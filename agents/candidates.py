@@ -259,11 +259,11 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     if len(tied) > 1:
         result.contenders = tied
         result.reason = f"tie: {len(tied)} groups of {top} (of {total} candidates)"
-    elif share < min_share:
+    elif share < min_share and (len(voting) > 1 or not result.set_aside):
         result.contenders = list(range(len(voting))) if len(voting) > 1 else []
-        result.reason = (f"weak: {agree}, below the minimum share {min_share:g}"
-                         if len(voting) > 1 or not result.set_aside else
-                         f"the only result with data ({top} of {total} candidates)")
+        result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
+    elif share < min_share:
+        result.reason = f"the only result with data: {top} of {total} candidates"
     else:
         result.decisive = True
         result.reason = agree

@@ -141,8 +141,8 @@ def test_with_data_first_agreement_on_nothing_loses_to_a_result_with_data():
     assert [g.generators for g in result.groups] == [["writer"], ["cot", "sample", "decomposer"]]
     assert result.set_aside == [1] and result.contenders == []
     assert result.winner.generators == ["writer"] and not result.needs_selection
-    assert result.reason == ("the only result with data (1 of 4 candidates); 3 returned no data "
-                             "and are set aside")
+    assert result.reason == ("the only result with data: 1 of 4 candidates; 3 returned no "
+                             "data and are set aside")
 
 
 def test_with_data_first_the_groups_with_data_vote_among_themselves():

@@ -13,6 +13,7 @@ from agents.database import open_database
 from agents.engine import END, ExecLimits, resume_run, run_to_end, start_run
 from agents.pipelines.selection import PIPELINE
 from agents.pipelines.selection.generators import priority
+from agents.pipelines.selection.outputs import CandidateVote
 from dbfactory import SINGERS_SQL, make_db
 from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE,
                             WRITER)
@@ -435,9 +436,14 @@ def test_agreement_on_no_rows_is_set_aside_for_the_result_with_data(db, llm, scr
     assert [g["generators"] for g in vote["groups"]] == [
         ["cot"], ["writer", "decomposer", "sample1"]]
     assert vote["set_aside"] == [1] and vote["outcome"] == "only_result"
-    assert vote["reason"] == ("the only result with data (1 of 4 candidates); 3 returned no "
+    assert vote["reason"] == ("the only result with data: 1 of 4 candidates; 3 returned no "
                               "data and are set aside")
     assert result.final_sql == FRANCE and not requests_for(scripted_llm, SELECT_CHOICE)
+    assert CandidateVote.from_dict(vote).text_lines() == [
+        "  group 1 (1 of 4): cot -> 2 row(s)",
+        "  group 2 (3 of 4): writer, decomposer, sample1 -> 0 row(s), no data: set aside",
+        "  the only result with data: 1 of 4 candidates; 3 returned no data and are set aside",
+        "  chosen: the SQL of cot"]
 
     # one switch away, and what runs recorded before the rule are resumed with: three agree
     without = run(db, llm, data_first=False)

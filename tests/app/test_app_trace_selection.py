@@ -178,8 +178,8 @@ def test_a_vote_sets_aside_the_results_holding_no_data(traces):
     assert "| 1 | `writer` | 1 of 3 | 1 row(s): 16 | :green-badge[winner] |" in voted
     assert "| 2 | `cot`, `sample1` | 2 of 3 | 0 row(s) | :gray-badge[no data: set aside] |" \
         in voted
-    assert (":blue-badge[the only result] the only result with data (1 of 3 candidates); 2 "
-            "returned no data and are set aside") in voted
+    assert (":blue-badge[the only result with data] 1 of 3 candidates; 2 returned no data and "
+            "are set aside: the SQL of `writer` is the answer.") in voted
     assert "the SQL of `writer` is the answer." in voted
 
 

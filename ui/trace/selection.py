@@ -44,6 +44,9 @@ _OUTCOMES = {"decisive": ("decisive", "green"), "only_result": ("the only result
              "selection": ("not decisive", "orange"), "none_ran": ("no candidate ran", "red")}
 
 
+ONLY_DATA = "the only result with data"
+
+
 def _result_summary(group: dict) -> str:
     count = group.get("row_count")
     more = "+" if group.get("truncated") else ""
@@ -73,8 +76,11 @@ def render_vote(vote: CandidateVote) -> None:
         st.markdown("**Did not run:** " + ", ".join(
             f"{name(f.get('generator'))} ({text(f.get('error_class'))})" for f in vote.failed))
     label, colour = _OUTCOMES.get(vote.outcome, (vote.outcome, "gray"))
-    line = f"{badge(label, colour)} {text(vote.reason)}"
-    if vote.min_share is not None and vote.outcome != "none_ran":
+    reason, only_data = vote.reason, vote.outcome == "only_result" and bool(vote.set_aside)
+    if only_data:  # the badge says it; the share a decisive group needs does not apply
+        label, reason = ONLY_DATA, reason.removeprefix(f"{ONLY_DATA}: ")
+    line = f"{badge(label, colour)} {text(reason)}"
+    if vote.min_share is not None and vote.outcome != "none_ran" and not only_data:
         line += f" (a decisive group needs at least {vote.min_share:g} of all candidates)"
     if vote.chosen:
         line += f": the SQL of {name(vote.chosen)} is the answer."

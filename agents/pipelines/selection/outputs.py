@@ -99,7 +99,10 @@ class CandidateVote(Output):
                          f"{aside}")
         for f in self.failed:
             lines.append(f"  did not run: {f.get('generator')} ({f.get('error_class')})")
-        lines.append(f"  {OUTCOMES.get(self.outcome, self.outcome)}: {self.reason}")
+        if self.outcome == "only_result" and self.set_aside:
+            lines.append(f"  {self.reason}")   # it says what the outcome is
+        else:
+            lines.append(f"  {OUTCOMES.get(self.outcome, self.outcome)}: {self.reason}")
         if self.chosen:
             lines.append(f"  chosen: the SQL of {self.chosen}")
         elif self.contenders:
