@@ -107,6 +107,15 @@ class Pipeline:
     # Parameters whose default changed, each with its default before: a run or an evaluation
     # recorded without the parameter ran with that value, not today's (``resolve_recorded``).
     earlier_defaults: dict[str, Any] = {}
+    # A step (one of ``steps``) the engine goes on to where any other step would end the run,
+    # when ``closes`` says it has something to do: a check of the final SQL shared by several
+    # pipelines, drawn after every step that may end (:meth:`edges`) without each step having
+    # to know of it.
+    closing: str | None = None
+
+    def closes(self, ctx: "StepContext") -> bool:
+        """Whether the run goes on to :attr:`closing` instead of ending here."""
+        return False
 
     def first_step(self, ctx: "StepContext") -> str:
         return self.steps[0].name
@@ -124,8 +133,15 @@ class Pipeline:
         raise KeyError(f"pipeline {self.name!r} has no step {name!r}")
 
     def edges(self) -> list[tuple[str, str | None]]:
-        """The declared step graph as ``(step, next step or END)`` pairs, in step order."""
-        return [(s.name, t) for s in self.steps for t in s.then]
+        """The declared step graph as ``(step, next step or END)`` pairs, in step order; a
+        step that may end the run may go on to the :attr:`closing` step instead."""
+        pairs = []
+        for s in self.steps:
+            for t in s.then:
+                pairs.append((s.name, t))
+                if t is END and self.closing and s.name != self.closing:
+                    pairs.append((s.name, self.closing))
+        return pairs
 
     def resolve_params(self, overrides: dict | None) -> dict:
         values = {p.name: p.default for p in self.params}
@@ -327,6 +343,8 @@ def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
             event.status = "error"
             event.error = (f"went on to {next_step or 'the end'}, which the {pipeline.name} "
                            f"step graph does not allow after {step.name}")
+        if event.status != "error" and next_step is None and not stopped:
+            next_step = _closing(pipeline, ctx, step.name)
         event.seconds = time.perf_counter() - t0
         event.next_step = next_step if event.status != "error" else None
         event.data = copy.deepcopy(_jsonable(ctx.data))
@@ -342,6 +360,17 @@ def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
             break
         step_name = next_step
     return (yield from _finish(control, error=error, stopped=stopped))
+
+
+def _closing(pipeline: Pipeline, ctx: StepContext, ending: str) -> str | None:
+    """The pipeline's closing step, where the run would end after ``ending`` and the closing
+    step has something to do; a failing check is the run's end, not its failure."""
+    if not pipeline.closing or ending.partition(":")[0] == pipeline.closing:
+        return None
+    try:
+        return pipeline.closing if pipeline.closes(ctx) else None
+    except Exception:  # noqa: BLE001 -- a check that cannot decide leaves the run as it is
+        return None
 
 
 def _finish(control: RunControl, *, error: str | None = None,

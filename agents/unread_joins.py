@@ -22,6 +22,7 @@ cannot read is left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import sqlglot
 from sqlglot import exp
@@ -36,9 +37,11 @@ class WithoutUnreadJoins:
     tables: list[str]   # the tables whose joins were taken out, as the SQL names them
 
 
-def unread_joins(sql: str | None, schema: Schema) -> WithoutUnreadJoins | None:
+def unread_joins(sql: str | None, schema: Schema,
+                 keep: Callable[[str], bool] | None = None) -> WithoutUnreadJoins | None:
     """``sql`` without its joins of tables nothing reads, or None when it has none (or cannot
-    be read). ``schema`` says which columns each table has, for unqualified column names."""
+    be read). ``schema`` says which columns each table has, for unqualified column names;
+    ``keep`` names tables whose joins stay even when nothing reads them."""
     tree = _parse(sql)
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
@@ -48,7 +51,7 @@ def unread_joins(sql: str | None, schema: Schema) -> WithoutUnreadJoins | None:
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
         for join in list(tree.args.get("joins") or []):
-            if _unread(tree, join, schema):
+            if _unread(tree, join, schema) and not (keep and keep(join.this.name)):
                 if join.this.name not in removed:
                     removed.append(join.this.name)
                 join.pop()

@@ -1099,10 +1099,19 @@ def test_off_an_unread_join_is_a_disagreement_as_in_the_paper(fleet, llm, script
     assert PIPELINE.resolve_recorded({"name_rewrite": True})["ignore_unread_joins"] is False
     script_unread_join(scripted_llm, HULLS_JOINED)
     run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2,
-                        ignore_unread_joins=False)
+                        ignore_unread_joins=False, drop_unread_joins=False)
     check = run.events[4]
     assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
     assert run.final_sql == HULLS_JOINED
+    # with the Join check on, the run then ends without the join (nothing reads voyages and
+    # the question does not name it)
+    scripted_llm.clear()
+    script_unread_join(scripted_llm, HULLS_JOINED)
+    run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2,
+                        ignore_unread_joins=False)
+    assert [e.step for e in run.events][-2:] == ["generate:2", "join_check"]
+    assert run.events[-1].parsed["tables"] == ["voyages"]
+    assert run.final_sql == "SELECT s.hull_name FROM vessels AS s ORDER BY s.hull_name"
 
 
 @pytest.mark.parametrize("own_sql", [
@@ -1115,7 +1124,8 @@ def test_off_an_unread_join_is_a_disagreement_as_in_the_paper(fleet, llm, script
 ])
 def test_an_own_sql_that_answers_otherwise_still_disagrees(fleet, llm, scripted_llm, own_sql):
     script_unread_join(scripted_llm, own_sql)
-    run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2)
+    run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2,
+                        drop_unread_joins=False)
     check = run.events[4]
     assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
     assert run.final_sql == own_sql

@@ -526,7 +526,8 @@ def test_the_step_graph_is_declared():
     assert PIPELINE.edges() == [
         ("retrieve", "ground"), ("retrieve", "candidate"), ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
         ("candidate", "vote"), ("repair", "repair"), ("repair", "candidate"), ("repair", "vote"),
-        ("vote", "select"), ("vote", END), ("select", END)]
+        ("vote", "select"), ("vote", END), ("vote", "join_check"), ("select", END),
+        ("select", "join_check"), ("join_check", END)]
     assert {s.name for s in PIPELINE.steps if s.takes_arg} == {"candidate", "repair"}
 
 

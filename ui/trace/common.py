@@ -1,5 +1,5 @@
 """Views of the output kinds several pipelines share: a SQL draft, a schema selection, a
-decomposition, a repair, an execution check, the values found in the data."""
+decomposition, a repair, an execution check, the values found in the data, the Join check."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import streamlit as st
 
 from agents.outputs import (Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair,
                             ValueMatches)
+from agents.pipelines.join_ending import JoinCheck
 from agents.sqltext import format_sql
 
 from . import view
@@ -125,3 +126,18 @@ def render_value_matches(found: ValueMatches) -> None:
         bits.append(f"{len(found.skipped)} column(s) or step(s) not searched"
                     + (f" ({', '.join(reasons)})" if reasons else ""))
     st.caption(" · ".join(bits))
+
+
+@view(JoinCheck.kind)
+def render_join_check(check: JoinCheck) -> None:
+    """The joins left out of the final SQL, and why; or why the SQL was kept."""
+    if check.kept:
+        st.markdown(f"{badge('kept as it was', 'gray')} {text(check.kept)}")
+        render_sql_change(check.sql_before, check.sql_after)
+        return
+    st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
+                f"{names(check.tables)}, which nothing in it reads (its columns appear only in "
+                "the join's own condition) and the question does not name: such a join only "
+                "drops rows without a match and repeats the others. The run ends without it "
+                f"({check.rows if check.rows is not None else '?'} row(s)).")
+    render_sql_change(check.sql_before, check.sql_after)

@@ -38,11 +38,11 @@ from __future__ import annotations
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import repeat_retry, runnable_ending
+from .. import join_ending, repeat_retry, runnable_ending
 from . import steps
 
 
-class R3Pipeline(Retrieving, Pipeline):
+class R3Pipeline(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
     name = "r3"
     title = "R³ (Review-Rebuttal-Revision)"
     description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
@@ -86,12 +86,13 @@ class R3Pipeline(Retrieving, Pipeline):
                   choices=["paper", "tables"]),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
+        join_ending.param_spec(),
     ]
-    # the paper's behaviour was the default before the small-model options and the runnable
-    # ending measured better
+    # the paper's behaviour was the default before the small-model options, the runnable
+    # ending and the Join check measured better
     earlier_defaults = {"writer_style": "cot", "review_prompt": "paper",
                         "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False,
-                        "aggregate_gate": False}
+                        "aggregate_gate": False, join_ending.PARAM: False}
     steps = [
         retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
@@ -104,6 +105,7 @@ class R3Pipeline(Retrieving, Pipeline):
              then=("review", "revise", END)),
         Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises",
              then=("execute", END)),
+        join_ending.step(),
     ]
 
     # The writer's dialogue grows by the SQL, its errors and the reviews: the longest the
