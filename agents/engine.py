@@ -343,9 +343,9 @@ def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
             event.status = "error"
             event.error = (f"went on to {next_step or 'the end'}, which the {pipeline.name} "
                            f"step graph does not allow after {step.name}")
-        if event.status != "error" and next_step is None and not stopped:
-            next_step = _closing(pipeline, ctx, step.name)
         event.seconds = time.perf_counter() - t0
+        if event.status != "error" and next_step is None and len(run.events) + 1 < MAX_STEPS:
+            next_step = _closing(pipeline, ctx, step.name)  # decided after the step's time
         event.next_step = next_step if event.status != "error" else None
         event.data = copy.deepcopy(_jsonable(ctx.data))
         with control.lock:

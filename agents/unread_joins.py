@@ -38,10 +38,11 @@ class WithoutUnreadJoins:
 
 
 def unread_joins(sql: str | None, schema: Schema,
-                 keep: Callable[[str], bool] | None = None) -> WithoutUnreadJoins | None:
+                 keep: Callable[[exp.Join, exp.Select], bool] | None = None
+                 ) -> WithoutUnreadJoins | None:
     """``sql`` without its joins of tables nothing reads, or None when it has none (or cannot
     be read). ``schema`` says which columns each table has, for unqualified column names;
-    ``keep`` names tables whose joins stay even when nothing reads them."""
+    ``keep(join, select)`` says which of those joins stay all the same."""
     tree = _parse(sql)
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
@@ -51,7 +52,7 @@ def unread_joins(sql: str | None, schema: Schema,
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
         for join in list(tree.args.get("joins") or []):
-            if _unread(tree, join, schema) and not (keep and keep(join.this.name)):
+            if _unread(tree, join, schema) and not (keep and keep(join, tree)):
                 if join.this.name not in removed:
                     removed.append(join.this.name)
                 join.pop()

@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from aggregate_gate import resumed_rows  # noqa: E402
 from csma_rewrites import _database  # noqa: E402
 from first_drafts import read_answers  # noqa: E402
+from reselect import last_selection  # noqa: E402
 from runnable_endings import ex_summary, ex_totals, replay_arguments, write_report  # noqa: E402
 
 
@@ -169,7 +170,7 @@ def judged_vote(run: Run) -> int | None:
 
 def judged_after(run: Run, index: int) -> dict:
     return {"vote": (run.events[index].parsed or {}).get("reason"),
-            "selection": run.events[-1].parsed if run.events[-1].step == "select" else None}
+            "selection": last_selection(run)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,13 @@ def vote_step(run: Run) -> int | None:
 
 
 def selection_of(run: Run, index: int) -> dict:
-    return {"selection": run.events[-1].parsed if run.events[-1].step == "select" else None}
+    return {"selection": last_selection(run)}
+
+
+def last_selection(run: Run) -> dict | None:
+    """The selection agent's record, when it decided the run (a closing step may follow it)."""
+    steps = [e for e in run.events if e.step in ("vote", "select")]
+    return steps[-1].parsed if steps and steps[-1].step == "select" else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -139,12 +139,14 @@ BENCHMARKS = [
             "the selection vote on recorded runs with results holding no data set aside "
             "(the vote replayed; the open votes it changes listed for --judged): EX before and "
             "after", _data_first_ready, "--ask-db", "bench/merged/spider_dev_distractors.sqlite"),
-    Benchmark("join-endings", ["bench/join_endings.py", "--pipeline", "macsql", "--results",
-                               str(RESULTS.parent / "seed8-macsql-defaults"), "--data",
-                               str(SPIDER), "--out", "bench/runs/join-check-seed8-macsql.json"],
-              "the Join check on recorded final SQL (a run's last step, so no model): EX "
+    Benchmark("final-checks", ["bench/final_checks.py", "--pipeline", "r3", "--results",
+                               str(RESULTS.parent / "seed8-r3-small"), "--resumed",
+                               str(RESULTS.parent / "endings-seed8-r3.json"), "--data",
+                               str(SPIDER), "--out", "bench/runs/final-check-seed8-r3.json"],
+              "the Final check on recorded final SQL (a run's last step, so no model): EX "
               "before and after", "the committed results and the Spider databases",
-              "a few seconds", True, _committed("seed8-macsql-defaults/results.jsonl")),
+              "a few seconds", True, _committed("seed8-r3-small/results.jsonl",
+                                                 "endings-seed8-r3.json")),
     Benchmark("example-bank-speed", ["bench/example_bank_speed.py"],
               "building and searching a few-shot example bank of 10,000 examples",
               "nothing", "a few seconds", True, lambda: None),

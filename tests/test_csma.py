@@ -1103,13 +1103,13 @@ def test_off_an_unread_join_is_a_disagreement_as_in_the_paper(fleet, llm, script
     check = run.events[4]
     assert check.parsed["verdict"] == "negative" and check.parsed.get("own_unread_joins") is None
     assert run.final_sql == HULLS_JOINED
-    # with the Join check on, the run then ends without the join (nothing reads voyages and
+    # with the Final check on, the run then ends without the join (nothing reads voyages and
     # the question does not name it)
     scripted_llm.clear()
     script_unread_join(scripted_llm, HULLS_JOINED)
     run = run_agreement(fleet, llm, question="What are the names of all ships?", max_rounds=2,
                         ignore_unread_joins=False)
-    assert [e.step for e in run.events][-2:] == ["generate:2", "join_check"]
+    assert [e.step for e in run.events][-2:] == ["generate:2", "final_check"]
     assert run.events[-1].parsed["tables"] == ["voyages"]
     assert run.final_sql == "SELECT s.hull_name FROM vessels AS s ORDER BY s.hull_name"
 

@@ -229,3 +229,53 @@ def test_run_finished_is_the_last_item(db):
     items = list(start_run(TOY, "q", db, llm=None))
     assert isinstance(items[-1], RunFinished)
     assert sum(isinstance(i, RunFinished) for i in items) == 1
+
+
+# -- a closing step ---------------------------------------------------------------------------
+
+def _close(ctx):
+    ctx.data["trace"].append("close")
+    ctx.data["sql"] = "SELECT 42 AS n"
+    ctx.set_output(parsed={"closed": True}, sql=ctx.data["sql"])
+
+
+class Closing(Toy):
+    """The toy pipeline with a closing step the engine goes on to where ``c`` would end."""
+
+    name = "closing"
+    params = Toy.params + [ParamSpec("close", "yes", kind="choice",
+                                     choices=["yes", "no", "raise"])]
+    steps = Toy.steps + [Step("close", "Closer", _close, then=(None,))]
+    closing = "close"
+
+    def closes(self, ctx):
+        if ctx.params["close"] == "raise":
+            raise RuntimeError("cannot decide")
+        return ctx.params["close"] == "yes"
+
+
+def test_the_engine_goes_on_to_the_closing_step_where_the_run_would_end(db):
+    pipeline = Closing()
+    run = run_to_end(start_run(pipeline, "q", db, llm=None))
+    assert [e.step for e in run.events] == ["a", "b", "c", "close"]
+    assert run.events[2].next_step == "close" and run.final_sql == "SELECT 42 AS n"
+    # resumed from the closing step, or from the step before it, the same run
+    for index in (2, 3):
+        again = run_to_end(resume_run(pipeline, run, index, db, llm=None))
+        assert [e.step for e in again.events] == ["a", "b", "c", "close"]
+
+
+@pytest.mark.parametrize("params", [{"close": "no"}, {"close": "raise"}])
+def test_no_closing_step_when_it_has_nothing_to_do_or_cannot_decide(db, params):
+    run = run_to_end(start_run(Closing(), "q", db, llm=None, params=params))
+    assert run.status == "done" and [e.step for e in run.events] == ["a", "b", "c"]
+    assert run.events[-1].next_step is None
+
+
+def test_a_failed_or_stopped_run_does_not_close(db):
+    failed = run_to_end(start_run(Closing(), "q", db, llm=None, params={"mode": "fail"}))
+    assert failed.status == "failed" and [e.step for e in failed.events] == ["a", "b"]
+    cancel = threading.Event()
+    cancel.set()
+    stopped = run_to_end(start_run(Closing(), "q", db, llm=None, cancel=cancel))
+    assert stopped.status == "stopped" and "close" not in [e.step for e in stopped.events]

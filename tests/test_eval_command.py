@@ -116,6 +116,10 @@ def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
     _check_manifest(tmp_path, {**base, "examples": "/x/train.json", "params": {"r3": {}}})
 
 
+FINAL_CHECK = ("drop_unread_joins", "match_stored_case")   # the Final check's rules
+FINAL_CHECK_OFF = {name: False for name in FINAL_CHECK}
+FINAL_CHECK_ON = {name: True for name in FINAL_CHECK}
+
 def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path):
     """MAC-SQL's Decomposer prompt was the paper's by default when a folder recorded
     ``{"macsql": {}}``: resuming it with today's default (graded) would mix two prompts in one
@@ -128,21 +132,21 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     macsql = get_pipeline("macsql")
     assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
                                        "name_rewrite": False, "use_selector": "auto",
-                                       "value_grounding": "off", "drop_unread_joins": False}
+                                       "value_grounding": "off", **FINAL_CHECK_OFF}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
             "model": "m", "error_hints": True, "examples": None}
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
     today = _recorded_params({}, [macsql])
     assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables",
                                 "name_rewrite": True, "use_selector": "context",
-                                "value_grounding": "examples", "drop_unread_joins": True}}
+                                "value_grounding": "examples", **FINAL_CHECK_ON}}
     with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
                                          "'decomposer_prompt': 'graded'.* now"):
         _check_manifest(tmp_path, {**base, "params": today})
     paper = _recorded_params({"macsql": {"decomposer_prompt": "paper",
                                          "refiner_prompt": "paper", "name_rewrite": False,
                                          "use_selector": "auto", "value_grounding": "off",
-                                         "drop_unread_joins": False}}, [macsql])
+                                         **FINAL_CHECK_OFF}}, [macsql])
     _check_manifest(tmp_path, {**base, "params": paper})
     # a folder evaluated with both variants asked for by name, before the runnable ending,
     # resumes with it off only
@@ -153,24 +157,24 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": today})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"macsql": {"name_rewrite": False, "use_selector": "auto", "value_grounding": "off",
-                    "drop_unread_joins": False}}, [macsql])})
+                    **FINAL_CHECK_OFF}}, [macsql])})
     # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
     # R³'s paper behaviour before its small-model options; a folder of each resumes with what
     # it ran
     r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
                 "fix_prompt": "paper", "name_rewrite": False, "aggregate_gate": False,
-                "drop_unread_joins": False}
+                **FINAL_CHECK_OFF}
     r3_small = {"writer_style": "direct", "review_prompt": "strict",
                 "revision_gate": "execution", "fix_prompt": "tables", "name_rewrite": True,
-                "aggregate_gate": True, "drop_unread_joins": True}
+                "aggregate_gate": True, **FINAL_CHECK_ON}
     for name, paper, small, refused in (
-            ("deasql", {"variant": "paper", "name_rewrite": False, "drop_unread_joins": False},
-             {"variant": "compact", "name_rewrite": True, "drop_unread_joins": True},
+            ("deasql", {"variant": "paper", "name_rewrite": False, **FINAL_CHECK_OFF},
+             {"variant": "compact", "name_rewrite": True, **FINAL_CHECK_ON},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False,
-                      "ignore_unread_joins": False, "drop_unread_joins": False},
+                      "ignore_unread_joins": False, **FINAL_CHECK_OFF},
              {"variant": "compact", "check_method": "agreement", "name_rewrite": True,
-              "ignore_unread_joins": True, "drop_unread_joins": True},
+              "ignore_unread_joins": True, **FINAL_CHECK_ON},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
                                        "'direct'")):
@@ -201,7 +205,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"check_method": "verdict", "name_rewrite": False,
-                  "ignore_unread_joins": False, "drop_unread_joins": False}}, [csma])})
+                  "ignore_unread_joins": False, **FINAL_CHECK_OFF}}, [csma])})
     # ... and one with the agreement check, before agents took the version that runs, only
     # when asked to leave failing SQL as written
     (tmp_path / "manifest.json").write_text(json.dumps(
@@ -211,7 +215,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"name_rewrite": False, "ignore_unread_joins": False,
-                  "drop_unread_joins": False}}, [csma])})
+                  **FINAL_CHECK_OFF}}, [csma])})
     # ... and one with the rewrite, before the check ignored a join its own SQL reads nothing
     # of, only when asked to compare every join
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {
@@ -220,18 +224,18 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'ignore_unread_joins': True"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"ignore_unread_joins": False, "drop_unread_joins": False}}, [csma])})
-    # a folder of any of the five recorded before the Join check resumes with it off only
+        {"csma": {"ignore_unread_joins": False, **FINAL_CHECK_OFF}}, [csma])})
+    # a folder of any of the five recorded before the Final check resumes with it off only
     for name in ("macsql", "deasql", "r3", "csma", "selection"):
         pipeline = get_pipeline(name)
         now = _recorded_params({}, [pipeline])
-        before = {name: {k: v for k, v in now[name].items() if k != "drop_unread_joins"}}
+        before = {name: {k: v for k, v in now[name].items() if k not in FINAL_CHECK}}
         (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": before}))
         with pytest.raises(UsageError, match="'drop_unread_joins': False.* there, "
                                              ".*'drop_unread_joins': True"):
             _check_manifest(tmp_path, {**base, "params": now})
         _check_manifest(tmp_path, {**base, "params": _recorded_params(
-            {name: {"drop_unread_joins": False}}, [pipeline])})
+            {name: dict(FINAL_CHECK_OFF)}, [pipeline])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(
@@ -252,11 +256,11 @@ def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_o
     with pytest.raises(UsageError, match="'variant': 'paper'.* there"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
     paper = _recorded_params({"deasql": {"variant": "paper", "name_rewrite": False,
-                                         "drop_unread_joins": False}}, [deasql])
+                                         **FINAL_CHECK_OFF}}, [deasql])
     _check_manifest(tmp_path, {**base, "params": paper})
     written = json.loads((tmp_path / "manifest.json").read_text())
     assert written["params"] == {"deasql": {"variant": "paper", "name_rewrite": False,
-                                            "drop_unread_joins": False}}
+                                            **FINAL_CHECK_OFF}}
     # a pipeline not evaluated there before is free to join the folder with its defaults
     baseline = get_pipeline("baseline")
     _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [baseline])})

@@ -446,10 +446,13 @@ def test_agreement_on_no_rows_is_set_aside_for_the_result_with_data(db, llm, scr
         "  chosen: the SQL of cot"]
 
     # one switch away, and what runs recorded before the rule are resumed with: three agree
-    without = run(db, llm, data_first=False)
+    without = run(db, llm, data_first=False, match_stored_case=False)
     assert without.events[-1].parsed["outcome"] == "decisive"
     assert without.events[-1].parsed.get("set_aside") is None and without.final_sql == NOBODY
     assert PIPELINE.resolve_recorded({})["data_first"] is False
+    # (the Final check, on by default, then writes 'france' as the column stores it)
+    checked = run(db, llm, data_first=False)
+    assert checked.events[-1].step == "final_check" and checked.final_sql == FRANCE
 
 
 # -- resume and the graph ---------------------------------------------------------------------
@@ -526,8 +529,8 @@ def test_the_step_graph_is_declared():
     assert PIPELINE.edges() == [
         ("retrieve", "ground"), ("retrieve", "candidate"), ("ground", "candidate"), ("candidate", "repair"), ("candidate", "candidate"),
         ("candidate", "vote"), ("repair", "repair"), ("repair", "candidate"), ("repair", "vote"),
-        ("vote", "select"), ("vote", END), ("vote", "join_check"), ("select", END),
-        ("select", "join_check"), ("join_check", END)]
+        ("vote", "select"), ("vote", END), ("vote", "final_check"), ("select", END),
+        ("select", "final_check"), ("final_check", END)]
     assert {s.name for s in PIPELINE.steps if s.takes_arg} == {"candidate", "repair"}
 
 

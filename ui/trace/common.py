@@ -1,5 +1,5 @@
 """Views of the output kinds several pipelines share: a SQL draft, a schema selection, a
-decomposition, a repair, an execution check, the values found in the data, the Join check."""
+decomposition, a repair, an execution check, the values found in the data, the Final check."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import streamlit as st
 
 from agents.outputs import (Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair,
                             ValueMatches)
-from agents.pipelines.join_ending import JoinCheck
+from agents.pipelines.final_check import FinalCheck
 from agents.sqltext import format_sql
 
 from . import view
@@ -128,16 +128,23 @@ def render_value_matches(found: ValueMatches) -> None:
     st.caption(" · ".join(bits))
 
 
-@view(JoinCheck.kind)
-def render_join_check(check: JoinCheck) -> None:
-    """The joins left out of the final SQL, and why; or why the SQL was kept."""
+@view(FinalCheck.kind)
+def render_final_check(check: FinalCheck) -> None:
+    """What the Final check mended in the final SQL, and why; or why the SQL was kept."""
     if check.kept:
         st.markdown(f"{badge('kept as it was', 'gray')} {text(check.kept)}")
         render_sql_change(check.sql_before, check.sql_after)
         return
-    st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
-                f"{names(check.tables)}, which nothing in it reads (its columns appear only in "
-                "the join's own condition) and the question does not name: such a join only "
-                "drops rows without a match and repeats the others. The run ends without it "
+    if check.tables:
+        st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
+                    f"{names(check.tables)}, which nothing in it reads (its columns appear only "
+                    "in the join's own condition) and the question does not name: such a join "
+                    "only drops rows without a match and repeats the others.")
+    if check.values:
+        pairs = ", ".join(f"{name(written)} as {name(stored)}"
+                          for written, stored in check.values)
+        st.markdown(f"{badge('written as stored', 'blue')} The column holds no such value but "
+                    f"one equal to it but for case: {pairs}.")
+    st.markdown(f"The run ends on the mended SQL "
                 f"({check.rows if check.rows is not None else '?'} row(s)).")
     render_sql_change(check.sql_before, check.sql_after)

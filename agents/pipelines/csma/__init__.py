@@ -120,7 +120,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import join_ending
+from .. import final_check
 from ..common import macsql_schema
 from . import steps
 from .steps import AGREEMENT, COMPACT, PAPER, VERDICT
@@ -136,7 +136,7 @@ def _for_agent(fn):
     return run
 
 
-class CSMA(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
+class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "csma"
     title = "CSMA"
     description = ("Agents each own part of the schema; in turn each merges its part with a "
@@ -191,13 +191,14 @@ class CSMA(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
                   "without that join: the same result is a positive check (not in the paper; "
                   "the default: one more answer right on one benchmark sample, none lost); "
                   "off: any other result is a disagreement"),
-        join_ending.param_spec(),
+        *final_check.param_specs(),
     ]
     # the paper's prompts and its check, with failing SQL left as written and every join
     # compared, were the defaults before the compact variant, the agreement check, the rewrite
     # and the unread-join rule measured better
     earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
-                        "ignore_unread_joins": False, join_ending.PARAM: False}
+                        "ignore_unread_joins": False, final_check.JOINS: False,
+                        final_check.CASE: False}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),
@@ -209,7 +210,7 @@ class CSMA(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
              then=("generate", END), takes_arg=True),
         Step("generate", "Agent {arg}", _for_agent(steps.generate), "Generate SQL",
              then=("extract", END), takes_arg=True),
-        join_ending.step(),
+        final_check.step(),
     ]
 
     # An agent's prompt shows its known schema (never more than what retrieval kept) with

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import join_ending, repeat_retry, runnable_ending
+from .. import final_check, repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
 
 
-class DeaSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
+class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "deasql"
     title = "DEA-SQL"
     description = ("Identifies the question's elements, filters the schema, classifies the "
@@ -78,12 +78,13 @@ class DeaSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
                        "repair shown the query's table columns (the default: more answers "
                        "right than the paper's prompts on both benchmark samples); paper: the "
                        "paper's prompts and filter"),
-        join_ending.param_spec(),
+        *final_check.param_specs(),
     ]
     # the paper's prompts, a run failing on SQL that does not run, and the SQL ending as
     # written were the defaults before the compact variant, the runnable ending and the Join
     # check measured better
-    earlier_defaults = {"variant": PAPER, "name_rewrite": False, join_ending.PARAM: False}
+    earlier_defaults = {"variant": PAPER, "name_rewrite": False, final_check.JOINS: False,
+                        final_check.CASE: False}
     steps = [
         retrieval_step(then=("elements",)),
         Step("elements", "Elements identification", elements.run,
@@ -100,7 +101,7 @@ class DeaSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
              "Apply the lessons of typical error cases", then=("execution_check",)),
         Step("execution_check", "Execution check", execution_check.run,
              "Run the SQL and repair it if it fails", then=(END,)),
-        join_ending.step(),
+        final_check.step(),
     ]
 
     # The classification prompt is the longest: ~2,000 tokens of instructions and examples;

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import Retrieving, retrieval_step
-from .. import join_ending, repeat_retry, runnable_ending
+from .. import final_check, repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector, values
 
 
-class MacSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
+class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "macsql"
     title = "MAC-SQL"
     description = ("Selector prunes a large schema, Decomposer solves the question through "
@@ -82,14 +82,15 @@ class MacSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
                        "paper does"),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
-        join_ending.param_spec(),
+        *final_check.param_specs(),
     ]
     # the paper's prompts, failing SQL kept as written, the reference rule for the Selector,
     # no value lookup and the SQL ending as written were the defaults before graded, tables,
-    # the runnable ending, the context rule, value examples and the Join check measured better
+    # the runnable ending, the context rule, value examples and the Final check measured better
     earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
                         "name_rewrite": False, "use_selector": "auto", "value_grounding": "off",
-                        join_ending.PARAM: False}
+                        final_check.JOINS: False,
+                        final_check.CASE: False}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",
@@ -100,7 +101,7 @@ class MacSQL(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
              then=("refiner",)),
         Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it",
              then=("refiner", END)),
-        join_ending.step(),
+        final_check.step(),
     ]
 
     retrieval = prompt_budget.RETRIEVAL

@@ -38,11 +38,11 @@ from __future__ import annotations
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import join_ending, repeat_retry, runnable_ending
+from .. import final_check, repeat_retry, runnable_ending
 from . import steps
 
 
-class R3Pipeline(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
+class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "r3"
     title = "R³ (Review-Rebuttal-Revision)"
     description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
@@ -86,13 +86,14 @@ class R3Pipeline(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
                   choices=["paper", "tables"]),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
-        join_ending.param_spec(),
+        *final_check.param_specs(),
     ]
     # the paper's behaviour was the default before the small-model options, the runnable
-    # ending and the Join check measured better
+    # ending and the Final check measured better
     earlier_defaults = {"writer_style": "cot", "review_prompt": "paper",
                         "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False,
-                        "aggregate_gate": False, join_ending.PARAM: False}
+                        "aggregate_gate": False, final_check.JOINS: False,
+                        final_check.CASE: False}
     steps = [
         retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
@@ -105,7 +106,7 @@ class R3Pipeline(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
              then=("review", "revise", END)),
         Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises",
              then=("execute", END)),
-        join_ending.step(),
+        final_check.step(),
     ]
 
     # The writer's dialogue grows by the SQL, its errors and the reviews: the longest the

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import baseline, join_ending
+from .. import baseline, final_check
 from ..common import macsql_schema
 from ..deasql.shared import table_info
 from ..macsql import decomposer
@@ -77,7 +77,7 @@ from . import steps, voting
 from .generators import GENERATORS, GeneratorList
 
 
-class CandidateSelection(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
+class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "selection"
     title = "Candidate selection"
     description = ("Several writers each propose SQL; the candidates are executed, grouped by "
@@ -124,7 +124,7 @@ class CandidateSelection(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
                   help="related examples from the example bank for the cot and fewshot writers"),
         ParamSpec("exclude_same_db_examples", False,
                   help="never use examples of the database being asked (for evaluations)"),
-        join_ending.param_spec(),
+        *final_check.param_specs(),
     ]
     steps = [
         retrieval_step(then=("ground", "candidate")),
@@ -140,14 +140,15 @@ class CandidateSelection(join_ending.DropsUnreadJoins, Retrieving, Pipeline):
              then=("select", END)),
         Step("select", "Selection agent", voting.select,
              "Compare the leading candidates and pick one", then=(END,)),
-        join_ending.step(),
+        final_check.step(),
     ]
 
     # the decomposer generator sent the paper's Decomposer prompt before graded measured better
     # and voted without setting results with no data aside before data_first measured better
-    # and ended on the chosen SQL as written before the Join check measured better
+    # and ended on the chosen SQL as written before the Final check measured better
     earlier_defaults = {"decomposer_prompt": "paper", "data_first": False,
-                        join_ending.PARAM: False}
+                        final_check.JOINS: False,
+                        final_check.CASE: False}
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -1,0 +1,352 @@
+"""The Final check: two things a small model gets wrong in SQL that runs, mended where a run
+would end.
+
+**Joins nothing reads** (``drop_unread_joins``). ``SELECT T1.name FROM battle AS T1 JOIN ship
+AS T2 ON T1.id = T2.lost_in_battle WHERE T1.bulgarian_commander = 'Kaloyan'`` reads no column
+of ``ship`` outside its ``ON``: the join only keeps the battles that lost a ship, once per ship,
+and the question ("the battles between commander Kaloyan and ...") asked for neither. A 1.5B
+model adds such joins because the table was in its schema, and the papers' loops do not remove
+them: a query that runs and returns rows passes MAC-SQL's Refiner, DEA-SQL's execution check,
+R³'s reviewers and CSMA's checks alike. Where the question names the joined table ("teachers
+who teach a course", "students who have pets", "visitors who visited a museum twice"), the
+join is the filter it asks for and stays. A question names a table when one of its words is
+one of the table name's words (``pets`` and ``Has_Pet``) or, for words of four letters or
+more, one holds the other (``languages`` and ``countrylanguage``, ``visited`` and ``visit``): a
+word written into a longer one keeps a join rather than drop it. The join stays too where the
+question names something only that table holds outside the join's condition ("the number of
+employees hired by each shop" counts the rows of ``hiring``, whose ``Employee_ID`` no other
+table of the query has), and where the query groups and counts and, without the join, every
+group would hold one row: the count counted the joined rows ("the teacher with the most
+lessons", grouped by teacher, counts ``course_arrange``). The joins are found by
+:func:`agents.unread_joins.unread_joins` (plain inner joins of the outermost SELECT, read only
+in their own equality condition).
+
+**A value in the wrong case** (``match_stored_case``). ``WHERE Airline = 'Jetblue Airways'``
+finds nothing when the column holds 'JetBlue Airways': SQLite compares text exactly, and a
+writer that copies the question's spelling (R³'s, DEA-SQL's and CSMA's agents are shown no
+stored values) misses it. A string literal compared by ``=`` or ``IN`` with a column of a table
+of its query, where the column holds no such value but exactly one value equal to it but for
+case, becomes that value. Each lookup is one bounded read-only query under the run's limits;
+spaces are left as written.
+
+So a pipeline with either option on goes, where it would end, to one more step when its final
+SQL runs and one of them applies: the step ends on the mended SQL when that runs, or keeps the
+SQL as it was. The trace shows both queries, the tables left out and the values changed. Not
+in any of the papers: with both off, the run ends where the paper's algorithm ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import sqlglot
+from sqlglot import exp
+
+from ..engine import END, ParamSpec, Step, StepContext
+from ..outputs.base import Output, register
+from ..outputs.common import indent
+from ..retrieval.ranking import query_words, words
+from ..sqltext import format_sql
+from ..unread_joins import unread_joins
+
+JOINS = "drop_unread_joins"
+CASE = "match_stored_case"
+STEP = "final_check"
+LONG_WORD = 4   # shorter words must match a table name's word whole
+
+
+def param_specs() -> list[ParamSpec]:
+    return [ParamSpec(JOINS, True,
+                      help="end without a join of a table the final SQL reads nothing of and "
+                           "the question does not name (the Final check, a step of its own "
+                           "after the pipeline's last; not in the paper); off: such joins stay "
+                           "as the paper's algorithm leaves them"),
+            ParamSpec(CASE, True,
+                      help="in the Final check, a string the final SQL compares with a column "
+                           "that holds no such value but exactly one equal to it but for case "
+                           "becomes that value (not in the paper); off: kept as written")]
+
+
+# -- joins nothing reads --------------------------------------------------------------------
+
+def question_names(question: str, table: str) -> bool:
+    """Whether a word of ``question`` names ``table`` (see the module's docstring). Any word
+    of the question counts for a whole word of the name (a table may be called ``show``)."""
+    own = words(table)
+    if set(words(question)) & set(own):
+        return True
+    asked = query_words(question)
+    return any(a in w or w in a for w in own if len(w) >= LONG_WORD
+               for a in asked if len(a) >= LONG_WORD)
+
+
+def question_reads(question: str, join: exp.Join, select: exp.Select, schema) -> bool:
+    """Whether the question names the joined table, or a word of one of its columns outside
+    the join's condition that no other table of the query has ("the number of *employees*
+    hired by each shop" joins ``hiring`` for its ``Employee_ID``, to count them): such a join
+    is what the question asks for, even when the SQL reads nothing of it but a count."""
+    table = join.this
+    if question_names(question, table.name):
+        return True
+    known = schema.table(table.name)
+    if known is None:
+        return True
+    alias = table.alias_or_name.casefold()
+    on = join.args.get("on")
+    in_condition = {c.name.casefold() for c in (on.find_all(exp.Column) if on else [])
+                    if c.table.casefold() == alias}
+    own = {w for c in known.column_names() if c.casefold() not in in_condition
+           for w in words(c)}
+    others = set()
+    for other in select.find_all(exp.Table):
+        found = schema.table(other.name) if other is not table else None
+        if found is not None and found.name != known.name:
+            others |= {w for c in found.column_names() for w in words(c)}
+    return bool((own - others) & set(query_words(question)))
+
+
+def unnamed_unread_joins(sql: str | None, schema, question: str):
+    """``sql`` without its joins of tables nothing reads and the question does not ask for (a
+    :class:`~agents.unread_joins.WithoutUnreadJoins`), or None."""
+    return unread_joins(sql, schema, keep=lambda join, select: question_reads(
+        question, join, select, schema))
+
+
+def counts_one_per_group(sql: str, db, *, timeout: float) -> bool:
+    """Whether ``sql`` (a version without its joins) groups and counts, and every group holds
+    one row: then the count counted the joined rows ("the teacher with the most lessons",
+    grouped by teacher), and the join is what the question asks for, named or not."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except Exception:  # SQL sqlglot cannot read: nothing to check
+        return False
+    if not isinstance(tree, exp.Select) or not tree.args.get("group") \
+            or tree.find(exp.Count) is None:
+        return False
+    probe = tree.copy()
+    for part in ("order", "limit", "offset", "having", "distinct"):
+        probe.set(part, None)
+    probe.set("expressions", [exp.alias_(exp.Count(this=exp.Star()), "n")])
+    largest = db.execute(f"SELECT MAX(n) FROM ({probe.sql(dialect='sqlite')})",
+                         timeout=timeout, max_rows=1)
+    return bool(largest.ok and largest.rows and largest.rows[0][0] is not None
+                and largest.rows[0][0] <= 1)
+
+
+# -- values in the wrong case ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StoredCase:
+    sql: str                       # the statement with the stored values written in
+    values: list[tuple[str, str]]  # (as written, as stored), in the order met
+
+
+def stored_case(sql: str | None, db, schema, *, timeout: float) -> StoredCase | None:
+    """``sql`` with each string it compares with a column by ``=`` or ``IN`` written as the
+    column stores it, where the column holds no such string but exactly one equal to it but
+    for case; None when nothing changes (or the SQL cannot be read)."""
+    try:
+        trees = [t for t in sqlglot.parse(sql or "", read="sqlite") if t is not None]
+    except Exception:  # SQL sqlglot cannot read is the database's to judge
+        return None
+    if len(trees) != 1:
+        return None
+    tree = trees[0]
+    changed: list[tuple[str, str]] = []
+    for node in list(tree.find_all(exp.EQ, exp.In)):
+        column, literals = _compared(node)
+        table = _table_of(column, node, schema) if column is not None else None
+        if table is None:
+            continue
+        for literal in literals:
+            stored = _stored_spelling(db, table, column.name, literal.this, timeout)
+            if stored is not None:
+                changed.append((literal.this, stored))
+                literal.replace(exp.Literal.string(stored))
+    if not changed:
+        return None
+    return StoredCase(sql=tree.sql(dialect="sqlite"), values=changed)
+
+
+def _compared(node: exp.Expression) -> tuple[exp.Column | None, list[exp.Literal]]:
+    """The column and the string literals a ``col = 'x'`` / ``'x' = col`` / ``col IN ('x',
+    ...)`` compares it with."""
+    if isinstance(node, exp.In):
+        column, others = node.this, list(node.expressions)
+    elif isinstance(node.this, exp.Column):
+        column, others = node.this, [node.expression]
+    else:
+        column, others = node.expression, [node.this]
+    if not isinstance(column, exp.Column):
+        return None, []
+    return column, [o for o in others if isinstance(o, exp.Literal) and o.is_string]
+
+
+def _table_of(column: exp.Column, node: exp.Expression, schema) -> str | None:
+    """The table ``column`` belongs to: its qualifier's table in the nearest SELECT that
+    names it (a correlated subquery's column may name an outer one), or the one table of its
+    own SELECT that has a column of that name."""
+    select = node.find_ancestor(exp.Select)
+    while select is not None:
+        tables = _own_tables(select)
+        if column.table:
+            found = tables.get(column.table.casefold())
+            if found is not None:
+                return found
+        else:
+            owners = {name for name in tables.values() if schema.table(name) is not None
+                      and column.name.casefold() in
+                      {c.casefold() for c in schema.table(name).column_names()}}
+            return owners.pop() if len(owners) == 1 else None
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
+def _own_tables(select: exp.Select) -> dict[str, str]:
+    """Alias (or name), casefolded, -> table name, for the tables of this SELECT's FROM and
+    joins."""
+    found = select.args.get("from_") or select.args.get("from")
+    sources = ([found.this] if found is not None else []) + [
+        join.this for join in select.args.get("joins") or []]
+    return {s.alias_or_name.casefold(): s.name for s in sources if isinstance(s, exp.Table)}
+
+
+def _stored_spelling(db, table: str, column: str, value: str, timeout: float) -> str | None:
+    quoted_table, quoted_column = _quote(table), _quote(column)
+    literal = exp.Literal.string(value).sql(dialect="sqlite")
+    exact = db.execute(f"SELECT 1 FROM {quoted_table} WHERE {quoted_column} = {literal} "
+                       "LIMIT 1", timeout=timeout, max_rows=1)
+    if not exact.ok or exact.rows:
+        return None
+    other = db.execute(f"SELECT DISTINCT {quoted_column} FROM {quoted_table} WHERE "
+                       f"lower({quoted_column}) = lower({literal}) LIMIT 2",
+                       timeout=timeout, max_rows=2)
+    if not other.ok or len(other.rows) != 1 or not isinstance(other.rows[0][0], str):
+        return None
+    return other.rows[0][0]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+# -- the step -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mended:
+    sql: str
+    tables: list[str]               # joins left out
+    values: list[tuple[str, str]]   # (as written, as stored)
+
+
+def mend(sql: str | None, schema, question: str, db, params: dict, *,
+         timeout: float) -> Mended | None:
+    """What the enabled rules make of ``sql`` (joins first, then values), or None when they
+    change nothing. The SQL is not run here."""
+    tables: list[str] = []
+    values: list[tuple[str, str]] = []
+    if params.get(JOINS):
+        without = unnamed_unread_joins(sql, schema, question)
+        if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
+            sql, tables = without.sql, without.tables
+    if params.get(CASE):
+        cased = stored_case(sql, db, schema, timeout=timeout)
+        if cased is not None:
+            sql, values = cased.sql, cased.values
+    return Mended(sql=sql, tables=tables, values=values) if tables or values else None
+
+
+def ending_for(sql: str | None, schema, question: str, db, params: dict, *, timeout: float,
+               max_rows: int):
+    """``(mended, result)`` where the final SQL runs and its mended version runs too, else
+    None: what the Final check ends on, for a replay on recorded runs."""
+    if not sql or not db.execute(sql, timeout=timeout, max_rows=max_rows).ok:
+        return None
+    mended = mend(sql, schema, question, db, params, timeout=timeout)
+    if mended is None:
+        return None
+    result = db.execute(mended.sql, timeout=timeout, max_rows=max_rows)
+    return (mended, result) if result.ok else None
+
+
+@register
+@dataclass
+class FinalCheck(Output):
+    """The final SQL and the version the run ends on: ``tables`` whose joins nothing read were
+    left out, ``values`` (as written, as stored) were written as the column stores them;
+    ``kept`` with the reason when that version could not be used."""
+
+    kind: ClassVar[str] = "final_check"
+    required: ClassVar[tuple[str, ...]] = ("sql_before",)
+    sql_before: str = ""
+    sql_after: str | None = None
+    tables: list[str] | None = None
+    values: list[list[str]] | None = None
+    rows: int | None = None
+    kept: str | None = None
+
+    def changes(self) -> list[str]:
+        found = []
+        if self.tables:
+            found.append(f"left out the join of {', '.join(self.tables)}: nothing reads it and "
+                         "the question does not name it")
+        for written, stored in self.values or []:
+            found.append(f"'{written}' written as the column stores it: '{stored}'")
+        return found
+
+    def text_lines(self) -> list[str]:
+        if self.kept:
+            return [f"  kept as it was: {self.kept}"]
+        return ([f"  {change}" for change in self.changes()]
+                + [indent(format_sql(self.sql_after or ""), 4), f"  runs: {self.rows} row(s)"])
+
+    def shown_sql(self) -> list[str]:
+        return [s for s in (self.sql_before, self.sql_after) if s]
+
+
+def step() -> Step:
+    return Step(STEP, "Final check", final_check,
+                "Leave out joins nothing reads, write values as stored", then=(END,))
+
+
+class ChecksFinalSQL:
+    """Mixed into a pipeline whose ``steps`` hold :func:`step` and whose ``params`` hold
+    :func:`param_specs`: the engine goes on to the Final check where the run would end and its
+    final SQL, which runs, has something to mend."""
+
+    closing = STEP
+
+    def closes(self, ctx: StepContext) -> bool:
+        """A final SQL that runs and that an enabled rule changes (what a query that fails
+        reads is not known: its names are wrong)."""
+        sql = self.final_sql(ctx.data)
+        if not sql or not (ctx.params.get(JOINS) or ctx.params.get(CASE)):
+            return False
+        ran = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
+        if not ran.ok:
+            return False
+        return mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
+                    timeout=ctx.limits.timeout) is not None
+
+
+def final_check(ctx: StepContext) -> None:
+    sql = ctx.pipeline.final_sql(ctx.data)
+    ctx.set_inputs(sql=sql, **{name: bool(ctx.params.get(name)) for name in (JOINS, CASE)})
+    mended = mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
+                  timeout=ctx.limits.timeout) if sql else None
+    if mended is None:
+        ctx.skip("nothing to mend: the SQL is kept")
+        return None
+    record = FinalCheck(sql_before=sql, sql_after=mended.sql, tables=mended.tables or None,
+                        values=[list(v) for v in mended.values] or None)
+    result = ctx.execute(mended.sql)
+    if not result.ok:
+        ctx.execute(sql)
+        record.kept = f"the mended SQL fails ({result.error})"
+        ctx.set_output(record, sql=sql)
+        return None
+    ctx.data["sql"] = mended.sql
+    record.rows = result.row_count
+    ctx.set_output(record, sql=mended.sql)
+    return None

@@ -1,0 +1,183 @@
+"""The Final check, shared by MAC-SQL, DEA-SQL, R³, CSMA and candidate selection: a final SQL
+joining a table it reads nothing of, which the question does not name, ends without that join;
+a string compared with a column that stores it in another case is written as stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.engine import END, resume_run, run_to_end
+from agents.pipelines import get_pipeline
+from agents.pipelines.final_check import (FinalCheck, ending_for, question_names,
+                                          stored_case, unnamed_unread_joins)
+from agents.safe_sql import ExecResult
+from test_macsql import DECOMPOSER, PIPELINE, SMALL_SQL, decomposition, make_db, run
+
+JOINED = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+          "WHERE T1.country = 'France'")
+PLAIN = "SELECT T1.name FROM singer AS T1 WHERE T1.country = 'France'"
+
+
+@pytest.fixture
+def small_db(tmp_path):
+    return make_db(tmp_path, "concerts", SMALL_SQL)
+
+
+@pytest.mark.parametrize("question, table, named", [
+    ("Which students have pets?", "Has_Pet", True),               # a word of the name
+    ("Which continent speaks the most languages?", "countrylanguage", True),  # held in it
+    ("Find visitors who visited a museum twice.", "visit", True),  # holds it
+    ("What is the name of the breed with the most dogs?", "Dogs", True),
+    ("Which battles were fought by commander Kaloyan?", "ship", False),
+    ("List the cartoons directed by Ben Jones.", "TV_series", False),
+    ("Which singers are from France?", "concert", False),
+    ("Who is in a relationship?", "ship", True),   # kept rather than dropped
+    ("Which party won the election?", "art", False),   # a short word must match whole
+])
+def test_a_question_names_a_table_by_a_word_of_its_name(question, table, named):
+    assert question_names(question, table) is named
+
+
+def test_only_unread_joins_of_tables_the_question_does_not_name_are_left_out(small_db):
+    schema = small_db.schema
+    found = unnamed_unread_joins(JOINED, schema, "Which singers are from France?")
+    assert found.tables == ["concert"] and found.sql == PLAIN
+    assert unnamed_unread_joins(JOINED, schema, "Which French singers gave a concert?") is None
+    read = JOINED.replace("WHERE", "WHERE T2.year = 2015 AND")
+    assert unnamed_unread_joins(read, schema, "Which singers are from France?") is None
+
+
+def test_the_final_sql_ends_without_the_join_as_a_step_of_its_own(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
+    result = run(small_db, llm, "Which singers are from France?")
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events][-3:] == ["decomposer", "refiner", "final_check"]
+    check = result.events[-1]
+    assert check.agent == "Final check" and check.kind == "final_check"
+    assert check.parsed["tables"] == ["concert"] and check.parsed["sql_before"] == JOINED
+    assert check.parsed["rows"] == 2 and check.sql == PLAIN
+    assert result.final_sql == PLAIN
+    assert sorted(r[0] for r in result.result["rows"]) == ["Ana", "Cy"]  # not Ana twice
+    assert FinalCheck.from_dict(check.parsed).text_lines()[0] == (
+        "  left out the join of concert: nothing reads it and the question does not name it")
+    assert check.parsed.get("values") is None
+    assert ("refiner", "final_check") in PIPELINE.edges() and ("final_check", END) in \
+        PIPELINE.edges()
+
+    # resumed from the check (or from before it) it does the same
+    steps = [e.step for e in result.events]
+    for index in (len(steps) - 2, len(steps) - 1):
+        again = run_to_end(resume_run(PIPELINE, result, index, small_db, llm))
+        assert [e.step for e in again.events] == steps
+        assert again.final_sql == PLAIN
+
+
+def test_no_check_where_the_question_names_the_table_or_the_option_is_off(small_db, llm,
+                                                                          scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
+    named = run(small_db, llm, "Which French singers gave a concert?")
+    assert [e.step for e in named.events][-2:] == ["decomposer", "refiner"]
+    assert named.final_sql == JOINED
+    off = run(small_db, llm, "Which singers are from France?", drop_unread_joins=False)
+    assert [e.step for e in off.events][-2:] == ["decomposer", "refiner"]
+    assert off.final_sql == JOINED
+
+
+LOWER = "SELECT name FROM singer WHERE country = 'france'"
+
+
+def test_a_value_in_another_case_is_written_as_stored(small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(("French singers?", LOWER)))
+    result = run(small_db, llm, "Which singers are from france?", refine_empty_result=False)
+    check = result.events[-1]
+    assert check.step == "final_check" and check.inputs["match_stored_case"] is True
+    assert check.parsed["values"] == [["france", "France"]] and check.parsed.get("tables") is None
+    assert result.final_sql == "SELECT name FROM singer WHERE country = 'France'"
+    assert sorted(r[0] for r in result.result["rows"]) == ["Ana", "Cy"]
+    assert FinalCheck.from_dict(check.parsed).text_lines()[0] == (
+        "  'france' written as the column stores it: 'France'")
+    off = run(small_db, llm, "Which singers are from france?", refine_empty_result=False,
+              match_stored_case=False)
+    assert off.events[-1].step == "refiner" and off.final_sql == LOWER
+
+
+@pytest.mark.parametrize("sql, mended", [
+    # qualified, in IN lists, on either side, in a subquery, correlated to an outer alias
+    ("SELECT T1.name FROM singer AS T1 WHERE T1.country IN ('france', 'chile')",
+     "SELECT T1.name FROM singer AS T1 WHERE T1.country IN ('France', 'Chile')"),
+    ("SELECT name FROM singer WHERE 'FRANCE' = country",
+     "SELECT name FROM singer WHERE 'France' = country"),
+    ("SELECT year FROM concert WHERE singer_id IN (SELECT singer_id FROM singer WHERE "
+     "country = 'chile')", "SELECT year FROM concert WHERE singer_id IN (SELECT singer_id FROM "
+     "singer WHERE country = 'Chile')"),
+    ("SELECT T1.name FROM singer AS T1 WHERE EXISTS (SELECT 1 FROM concert AS T2 WHERE "
+     "T2.singer_id = T1.singer_id AND T1.country = 'france')",
+     "SELECT T1.name FROM singer AS T1 WHERE EXISTS(SELECT 1 FROM concert AS T2 WHERE "
+     "T2.singer_id = T1.singer_id AND T1.country = 'France')"),
+])
+def test_stored_case_rewrites_compared_strings(small_db, sql, mended):
+    found = stored_case(sql, small_db, small_db.schema, timeout=2)
+    assert found is not None and found.sql == mended
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT name FROM singer WHERE country = 'France'",        # stored as written
+    "SELECT name FROM singer WHERE country = 'Peru'",          # stored in no case
+    "SELECT name FROM singer WHERE country LIKE 'france'",     # not an equality
+    "SELECT name FROM singer WHERE country = ' France'",       # spaces are left as written
+    "SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+    "WHERE singer_id = 'x'",                                   # a column of two tables
+    "SELECT name FROM nowhere WHERE country = 'france'",       # an unknown table
+    "SELECT name FROM singer WHERE",                           # not SQL it can read
+    "",
+])
+def test_stored_case_leaves_the_rest_alone(small_db, sql):
+    assert stored_case(sql, small_db, small_db.schema, timeout=2) is None
+
+
+def test_two_stored_spellings_are_not_chosen_between(tmp_path):
+    db = make_db(tmp_path, "two", "CREATE TABLE t (name TEXT); "
+                 "INSERT INTO t VALUES ('Paris'), ('PARIS');")
+    assert stored_case("SELECT * FROM t WHERE name = 'paris'", db, db.schema, timeout=2) is None
+
+
+def test_runs_recorded_before_the_check_keep_their_sql():
+    for name in ("macsql", "deasql", "r3", "csma", "selection"):
+        pipeline = get_pipeline(name)
+        for rule in ("drop_unread_joins", "match_stored_case"):
+            assert pipeline.resolve_params({})[rule] is True
+            assert pipeline.resolve_recorded({})[rule] is False
+        assert pipeline.closing == "final_check"
+    assert get_pipeline("baseline").closing is None  # the one prompt stays as written
+
+
+class _Database:
+    """Answers the final SQL and fails the version without the join."""
+
+    def execute(self, sql, timeout, max_rows):
+        if "JOIN" in sql:
+            return ExecResult(ok=True, sql=sql, columns=["name"], rows=[("Ana",)], row_count=1)
+        return ExecResult(ok=False, sql=sql, error="no such column: T2.x",
+                          error_class="OperationalError")
+
+
+BOTH = {"drop_unread_joins": True, "match_stored_case": True}
+
+
+def test_a_version_that_does_not_run_is_not_ended_on(small_db):
+    question = "Which singers are from France?"
+    assert ending_for(JOINED, small_db.schema, question, _Database(), BOTH,
+                      timeout=1, max_rows=10) is None
+    found = ending_for(JOINED, small_db.schema, question, small_db, BOTH, timeout=1,
+                       max_rows=10)
+    assert found[0].sql == PLAIN and found[0].tables == ["concert"] and found[1].row_count == 2
+    # a final SQL that fails is left to the pipeline: what it reads is not known
+    failing = JOINED.replace("T1.name", "T1.nam")
+    assert ending_for(failing, small_db.schema, question, small_db, BOTH, timeout=1,
+                      max_rows=10) is None
+    # both rules, one after the other; neither when both are off
+    lower = JOINED.replace("'France'", "'france'")
+    found = ending_for(lower, small_db.schema, question, small_db, BOTH, timeout=1, max_rows=10)
+    assert found[0].sql == PLAIN and found[0].values == [("france", "France")]
+    assert ending_for(lower, small_db.schema, question, small_db, {}, timeout=1,
+                      max_rows=10) is None
