@@ -27,8 +27,8 @@ recorded outcome is counted under ``mismatched`` and kept as it was -- then with
 (``bench/retrieval_reruns.py``, whose rows hold the resumed steps): their last vote is the
 resumed one; one of them that would need the selection agent cannot be resumed (its state was
 not recorded) and is listed under ``unknown``, kept as it was, as is a resumed run whose
-measurement recorded only its final SQL and step names (``bench/reselect.py`` and the like). Nothing is asserted: it is a
-measurement.
+measurement recorded only its final SQL and step names (``bench/reselect.py`` and the like).
+Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations
