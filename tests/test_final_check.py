@@ -38,6 +38,17 @@ def test_a_question_names_a_table_by_a_word_of_its_name(question, table, named):
     assert question_names(question, table) is named
 
 
+@pytest.mark.parametrize("question, table, others, named", [
+    # "course" names Courses as much as the link table: not the link table, then
+    ("How is the math course described?", "Student_Enrolment_Courses", ("Courses",), False),
+    ("Find visitors who visited a museum twice.", "visit", ("visitor",), True),
+    ("Which singers performed in a concert?", "singer_in_concert", ("singer",), True),
+    ("Show all shows.", "show", ("performance",), True),   # a stop word, yet a table's name
+])
+def test_a_word_the_other_tables_share_names_none_of_them(question, table, others, named):
+    assert question_names(question, table, others) is named
+
+
 def test_only_unread_joins_of_tables_the_question_does_not_name_are_left_out(small_db):
     schema = small_db.schema
     found = unnamed_unread_joins(JOINED, schema, "Which singers are from France?")

@@ -70,15 +70,19 @@ def param_specs() -> list[ParamSpec]:
 
 # -- joins nothing reads --------------------------------------------------------------------
 
-def question_names(question: str, table: str) -> bool:
-    """Whether a word of ``question`` names ``table`` (see the module's docstring). Any word
-    of the question counts for a whole word of the name (a table may be called ``show``)."""
-    own = words(table)
-    if set(words(question)) & set(own):
-        return True
+def question_names(question: str, table: str, others: tuple[str, ...] = ()) -> bool:
+    """Whether a word of ``question`` names ``table`` and none of ``others`` (the query's other
+    tables; see the module's docstring). Any word of the question counts for a whole word of
+    the name (a table may be called ``show``)."""
+    def named(word: str, name: str, whole: bool) -> bool:
+        own = words(name)
+        return word in own or (not whole and len(word) >= LONG_WORD and any(
+            word in w or w in word for w in own if len(w) >= LONG_WORD))
+
     asked = query_words(question)
-    return any(a in w or w in a for w in own if len(w) >= LONG_WORD
-               for a in asked if len(a) >= LONG_WORD)
+    candidates = [(w, w not in asked) for w in dict.fromkeys(words(question))]
+    return any(named(word, table, whole) and not any(named(word, o, whole) for o in others)
+               for word, whole in candidates)
 
 
 def question_reads(question: str, join: exp.Join, select: exp.Select, schema) -> bool:
@@ -87,7 +91,8 @@ def question_reads(question: str, join: exp.Join, select: exp.Select, schema) ->
     hired by each shop" joins ``hiring`` for its ``Employee_ID``, to count them): such a join
     is what the question asks for, even when the SQL reads nothing of it but a count."""
     table = join.this
-    if question_names(question, table.name):
+    others = tuple(t.name for t in select.find_all(exp.Table) if t is not table)
+    if question_names(question, table.name, others):
         return True
     known = schema.table(table.name)
     if known is None:
