@@ -12,8 +12,10 @@ who teach a course", "students who have pets", "visitors who visited a museum tw
 join is the filter it asks for and stays. A question names a table when one of its words is
 one of the table name's words (``pets`` and ``Has_Pet``) or, for words of four letters or
 more, one holds the other (``languages`` and ``countrylanguage``, ``visited`` and ``visit``): a
-word written into a longer one keeps a join rather than drop it. The join stays too where the
-question names something only that table holds outside the join's condition ("the number of
+word written into a longer one keeps a join rather than drop it. A word that names another
+table of the query as well does not single out the joined one ("how is the math *course*
+described" is about ``Courses``, not the ``Student_Enrolment_Courses`` joined to it). The join
+stays too where the question names something only that table holds outside the join's condition ("the number of
 employees hired by each shop" counts the rows of ``hiring``, whose ``Employee_ID`` no other
 table of the query has), and where the query groups and counts and, without the join, every
 group would hold one row: the count counted the joined rows ("the teacher with the most
