@@ -17,9 +17,10 @@ table of the query as well does not single out the joined one ("how is the math 
 described" is about ``Courses``, not the ``Student_Enrolment_Courses`` joined to it). The join
 stays too where the question names something only that table holds outside the join's
 condition ("the number of employees hired by each shop" counts the rows of ``hiring``, whose
-``Employee_ID`` no other table of the query has), and where the query groups and counts and, without the join, every
-group would hold one row: the count counted the joined rows ("the teacher with the most
-lessons", grouped by teacher, counts ``course_arrange``). The joins are found by
+``Employee_ID`` no other table of the query has), and where the query groups and counts and,
+without the join, every group would hold one row: the count counted the joined rows ("the
+teacher with the most lessons", grouped by teacher, counts ``course_arrange``). The joins are
+found by
 :func:`agents.unread_joins.unread_joins` (plain inner joins of the outermost SELECT, read only
 in their own equality condition).
 
