@@ -192,3 +192,19 @@ def test_a_version_that_does_not_run_is_not_ended_on(small_db):
     assert found[0].sql == PLAIN and found[0].values == [("france", "France")]
     assert ending_for(lower, small_db.schema, question, small_db, {}, timeout=1,
                       max_rows=10) is None
+
+
+def test_a_mended_sql_that_fails_is_not_ended_on(small_db, llm, scripted_llm, monkeypatch):
+    """Should the mended version fail (here forced), the run keeps its SQL and says why."""
+    from agents.pipelines import final_check
+
+    broken = final_check.Mended(sql="SELECT nope FROM singer", tables=["concert"], values=[])
+    monkeypatch.setattr(final_check, "mend", lambda *args, **kwargs: broken)
+    scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
+    result = run(small_db, llm, "Which singers are from France?")
+    check = result.events[-1]
+    assert check.step == "final_check" and check.sql == JOINED
+    assert check.parsed["kept"].startswith("the mended SQL fails (")
+    assert result.final_sql == JOINED and result.result["ok"]
+    assert FinalCheck.from_dict(check.parsed).text_lines()[0].startswith(
+        "  kept as it was: the mended SQL fails")
