@@ -208,3 +208,9 @@ def test_a_mended_sql_that_fails_is_not_ended_on(small_db, llm, scripted_llm, mo
     assert result.final_sql == JOINED and result.result["ok"]
     assert FinalCheck.from_dict(check.parsed).text_lines()[0].startswith(
         "  kept as it was: the mended SQL fails")
+
+
+def test_the_lookups_stop_when_their_budget_is_spent(small_db):
+    sql = "SELECT name FROM singer WHERE country = 'france'"
+    assert stored_case(sql, small_db, small_db.schema, timeout=2, budget=0) is None
+    assert stored_case(sql, small_db, small_db.schema, timeout=2).values == [("france", "France")]

@@ -29,8 +29,8 @@ finds nothing when the column holds 'JetBlue Airways': SQLite compares text exac
 writer that copies the question's spelling (R³'s, DEA-SQL's and CSMA's agents are shown no
 stored values) misses it. A string literal compared by ``=`` or ``IN`` with a column of a table
 of its query, where the column holds no such value but exactly one value equal to it but for
-case, becomes that value. Each lookup is one bounded read-only query under the run's limits;
-spaces are left as written.
+case, becomes that value. Each lookup is one read-only query under the run's limits, and all
+of one check's lookups stop after :data:`LOOKUP_BUDGET` seconds; spaces are left as written.
 
 So a pipeline with either option on goes, where it would end, to one more step when its final
 SQL runs and one of them applies: the step ends on the mended SQL when that runs, or keeps the
@@ -40,6 +40,7 @@ in any of the papers: with both off, the run ends where the paper's algorithm en
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -57,6 +58,10 @@ JOINS = "drop_unread_joins"
 CASE = "match_stored_case"
 STEP = "final_check"
 LONG_WORD = 4   # shorter words must match a table name's word whole
+# Seconds all the stored-value lookups of one check may take together, each query within the
+# run's own limit too: a lookup scans a column, and a wide query on a large table compares
+# many strings. Spent, the strings not looked up yet are kept as written.
+LOOKUP_BUDGET = 2.0
 
 
 def param_specs() -> list[ParamSpec]:
@@ -150,10 +155,13 @@ class StoredCase:
     values: list[tuple[str, str]]  # (as written, as stored), in the order met
 
 
-def stored_case(sql: str | None, db, schema, *, timeout: float) -> StoredCase | None:
+def stored_case(sql: str | None, db, schema, *, timeout: float,
+                budget: float = LOOKUP_BUDGET) -> StoredCase | None:
     """``sql`` with each string it compares with a column by ``=`` or ``IN`` written as the
     column stores it, where the column holds no such string but exactly one equal to it but
-    for case; None when nothing changes (or the SQL cannot be read)."""
+    for case; None when nothing changes (or the SQL cannot be read). The lookups stop when
+    ``budget`` seconds are spent."""
+    deadline = time.monotonic() + budget
     try:
         trees = [t for t in sqlglot.parse(sql or "", read="sqlite") if t is not None]
     except Exception:  # SQL sqlglot cannot read is the database's to judge
@@ -168,7 +176,10 @@ def stored_case(sql: str | None, db, schema, *, timeout: float) -> StoredCase | 
         if table is None:
             continue
         for literal in literals:
-            stored = _stored_spelling(db, table, column.name, literal.this, timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            stored = _stored_spelling(db, table, column.name, literal.this, min(timeout, left))
             if stored is not None:
                 changed.append((literal.this, stored))
                 literal.replace(exp.Literal.string(stored))
@@ -334,15 +345,25 @@ class ChecksFinalSQL:
         ran = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
         if not ran.ok:
             return False
-        return mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
-                    timeout=ctx.limits.timeout) is not None
+        return _mended(ctx, sql) is not None
+
+
+def _mended(ctx: StepContext, sql: str) -> Mended | None:
+    """What the rules make of ``sql`` in this run, worked out once: the engine asks before the
+    step (``closes``) and the step acts on the same answer (a resumed run asks again)."""
+    known = getattr(ctx, "_final_check", None)
+    if known is None or known[0] != (sql, ctx.params.get(JOINS), ctx.params.get(CASE)):
+        known = ((sql, ctx.params.get(JOINS), ctx.params.get(CASE)),
+                 mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
+                      timeout=ctx.limits.timeout))
+        ctx._final_check = known
+    return known[1]
 
 
 def final_check(ctx: StepContext) -> None:
     sql = ctx.pipeline.final_sql(ctx.data)
     ctx.set_inputs(sql=sql, **{name: bool(ctx.params.get(name)) for name in (JOINS, CASE)})
-    mended = mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
-                  timeout=ctx.limits.timeout) if sql else None
+    mended = _mended(ctx, sql) if sql else None
     if mended is None:
         ctx.skip("nothing to mend: the SQL is kept")
         return None
