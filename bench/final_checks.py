@@ -11,6 +11,10 @@ pipeline's own function (``ending_for``) and the new SQL is scored with the eval
 scoring (the gold query on the question's own database, the prediction on the file the
 question was asked on). ``--rules joins`` or ``--rules case`` measures one of the two alone.
 
+``--recorded`` reads a folder evaluated with the check on instead: each run's SQL before its
+Final check (the step's ``sql_before``) against the SQL it ended on, both scored -- the check's
+effect on that evaluation, with nothing replayed.
+
 ``--resumed`` (repeatable, in the order they were measured) lays measurements made since over
 the folder -- resumed runs and replays alike: a row with a final SQL (``sql_after``) replaces
 the run's, so the replay starts from each pipeline's figure of today. A run that failed or was
@@ -31,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.pipelines.final_check import CASE, JOINS, ending_for  # noqa: E402
+from agents.pipelines.final_check import CASE, JOINS, STEP, ending_for  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
@@ -110,6 +114,31 @@ def measure(pipeline: str, folder: str, resumed: list[str], data: Path,
             "mended": sum(1 for r in rows if "sql_after" in r), "rows": rows}
 
 
+def recorded(pipeline: str, folder: str, data: Path, asked_on: str | None) -> dict:
+    """The Final check's effect on runs recorded with it: EX before it and after it."""
+    _, answers = read_answers(folder, pipeline)
+    pool, options = DatabasePool(), EvalOptions()
+    rows = []
+    for q, record in sorted(answers.items()):
+        events = (record.get("run") or {}).get("events") or []
+        check = next((e for e in events if e.get("step") == STEP), None)
+        row = {"question_id": q, "before": bool(record["correct"]),
+               "after": bool(record["correct"]), "sql_after": record.get("pred_sql")}
+        if check is not None and (check.get("parsed") or {}).get("sql_before"):
+            own = pool.get(str(data / "database" / record["db_id"]
+                               / f"{record['db_id']}.sqlite"))
+            asked = pool.get(asked_on) if asked_on else own
+            sql = check["parsed"]["sql_before"]
+            before = score(own, record["gold_sql"], sql, options, pred_db=asked)
+            row.update(before=bool(before["correct"]), sql_before=sql,
+                       tables=check["parsed"].get("tables"),
+                       values=check["parsed"].get("values"))
+        rows.append(row)
+    return {"pipeline": pipeline, "results": folder, "recorded": True, "ask_db": asked_on,
+            "questions": len(rows), **ex_totals(rows),
+            "mended": sum(1 for r in rows if "sql_before" in r), "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pipeline", required=True,
@@ -123,8 +152,17 @@ def main(argv: list[str] | None = None) -> int:
                              "manifest's ask_db path is not there")
     parser.add_argument("--rules", default="joins,case",
                         help="the Final check's rules to replay: joins, case or both")
+    parser.add_argument("--recorded", action="store_true",
+                        help="a folder evaluated with the check on: EX before and after it")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.recorded:
+        report = recorded(args.pipeline, args.results, Path(args.data),
+                          ask_path(args.results, args.ask_db))
+        write_report(args.out, report)
+        print(f"{ex_summary(args.pipeline, args.results, report)}, {report['mended']} final "
+              "SQL(s) mended by the recorded Final check")
+        return 0
     rules = [r for r in args.rules.split(",") if r]
     if not rules or set(rules) - set(RULES):
         parser.error("--rules: joins, case or joins,case")
