@@ -214,3 +214,36 @@ def test_the_lookups_stop_when_their_budget_is_spent(small_db):
     sql = "SELECT name FROM singer WHERE country = 'france'"
     assert stored_case(sql, small_db, small_db.schema, timeout=2, budget=0) is None
     assert stored_case(sql, small_db, small_db.schema, timeout=2).values == [("france", "France")]
+
+
+def test_the_bench_replay_and_the_recorded_reading_agree_with_the_run(tmp_path, llm,
+                                                                     scripted_llm,
+                                                                     monkeypatch):
+    """``bench/final_checks.py``: a run recorded without the check, replayed, and one recorded
+    with it, read back, give the same before and after."""
+    import json
+    import shutil
+
+    from test_resume_recorded import bench_script
+
+    final_checks = bench_script(monkeypatch, "final_checks")
+    data = tmp_path / "spider"
+    (data / "database" / "concerts").mkdir(parents=True)
+    db = make_db(tmp_path, "concerts", SMALL_SQL)
+    shutil.copy(db.path, data / "database" / "concerts" / "concerts.sqlite")
+    scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
+    question, gold = "Which singers are from France?", PLAIN
+    for name, params in (("without", {"drop_unread_joins": False}), ("with", {})):
+        done = run(db, llm, question, **params)
+        folder = tmp_path / name
+        folder.mkdir()
+        record = {"question_id": 1, "db_id": "concerts", "pipeline": "macsql",
+                  "question": question, "gold_sql": gold, "pred_sql": done.final_sql,
+                  "correct": done.final_sql == PLAIN, "run": done.to_dict()}
+        (folder / "results.jsonl").write_text(json.dumps(record) + "\n")
+    replayed = final_checks.measure("macsql", str(tmp_path / "without"), [], data, None,
+                                    ["joins", "case"])
+    read = final_checks.recorded("macsql", str(tmp_path / "with"), data, None)
+    for report in (replayed, read):
+        assert (report["ex_before"], report["ex_after"], report["fixed"]) == (0, 1, [1])
+    assert replayed["rows"][0]["sql_after"] == read["rows"][0]["sql_after"] == PLAIN
