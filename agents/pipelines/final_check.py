@@ -111,12 +111,12 @@ def question_reads(question: str, join: exp.Join, select: exp.Select, schema) ->
                     if c.table.casefold() == alias}
     own = {w for c in known.column_names() if c.casefold() not in in_condition
            for w in words(c)}
-    others = set()
+    theirs = set()   # the words of the other tables' columns
     for other in select.find_all(exp.Table):
         found = schema.table(other.name) if other is not table else None
         if found is not None and found.name != known.name:
-            others |= {w for c in found.column_names() for w in words(c)}
-    return bool((own - others) & set(query_words(question)))
+            theirs |= {w for c in found.column_names() for w in words(c)}
+    return bool((own - theirs) & set(query_words(question)))
 
 
 def unnamed_unread_joins(sql: str | None, schema, question: str):
