@@ -152,16 +152,19 @@ def result_text(preview: dict, max_rows: int, *, width: int = 60) -> str:
     return f"{table}\n{tail}"
 
 
+def select_sources(select: exp.Select) -> list[exp.Expression]:
+    """This SELECT's own FROM and joined sources (tables, subqueries), not those of the queries
+    around or inside it."""
+    found = select.args.get("from_") or select.args.get("from")  # the key's name by version
+    sources = [found.this] if found is not None else []
+    return sources + [join.this for join in select.args.get("joins") or []]
+
+
 def select_source_names(select: exp.Select) -> set[str]:
     """The names (aliases, or table names) a column of this SELECT may be qualified with: its
     own FROM and joins, not those of the queries around or inside it."""
-    sources = []
-    found = select.args.get("from_") or select.args.get("from")
-    if found is not None:
-        sources.append(found.this)
-    sources.extend(join.this for join in select.args.get("joins") or [])
     names = set()
-    for source in sources:
+    for source in select_sources(select):
         if source.alias_or_name:
             names.add(source.alias_or_name.casefold())
         if isinstance(source, exp.Table):

@@ -34,7 +34,6 @@ Nothing is asserted: it is a measurement.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -43,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.candidates import Candidate, Vote, vote  # noqa: E402
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
+from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 from agents.pipelines.selection.generators import priority  # noqa: E402
@@ -99,9 +98,8 @@ def matches_record(voted: Vote, recorded: dict) -> bool:
 
 
 def ask_path(folder: str, given: str | None) -> str | None:
-    manifest = Path(folder) / "manifest.json"
-    recorded = json.loads(manifest.read_text()) if manifest.is_file() else {}
-    return given or recorded.get("ask_db")
+    """The file the folder's questions were asked on: ``given``, or its manifest's."""
+    return given or _manifest(folder).get("ask_db")
 
 
 def measure(folder: str, resumed: str | None, data: Path, asked_on: str | None) -> dict:

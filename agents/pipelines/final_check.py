@@ -51,7 +51,8 @@ from ..engine import END, ParamSpec, Step, StepContext
 from ..outputs.base import Output, register
 from ..outputs.common import indent
 from ..retrieval.ranking import query_words, words
-from ..sqltext import format_sql
+from ..schema import quote_identifier
+from ..sqltext import format_sql, select_sources
 from ..unread_joins import unread_joins
 
 JOINS = "drop_unread_joins"
@@ -225,14 +226,12 @@ def _table_of(column: exp.Column, node: exp.Expression, schema) -> str | None:
 def _own_tables(select: exp.Select) -> dict[str, str]:
     """Alias (or name), casefolded, -> table name, for the tables of this SELECT's FROM and
     joins."""
-    found = select.args.get("from_") or select.args.get("from")
-    sources = ([found.this] if found is not None else []) + [
-        join.this for join in select.args.get("joins") or []]
-    return {s.alias_or_name.casefold(): s.name for s in sources if isinstance(s, exp.Table)}
+    return {s.alias_or_name.casefold(): s.name for s in select_sources(select)
+            if isinstance(s, exp.Table)}
 
 
 def _stored_spelling(db, table: str, column: str, value: str, timeout: float) -> str | None:
-    quoted_table, quoted_column = _quote(table), _quote(column)
+    quoted_table, quoted_column = quote_identifier(table), quote_identifier(column)
     literal = exp.Literal.string(value).sql(dialect="sqlite")
     exact = db.execute(f"SELECT 1 FROM {quoted_table} WHERE {quoted_column} = {literal} "
                        "LIMIT 1", timeout=timeout, max_rows=1)
@@ -244,10 +243,6 @@ def _stored_spelling(db, table: str, column: str, value: str, timeout: float) ->
     if not other.ok or len(other.rows) != 1 or not isinstance(other.rows[0][0], str):
         return None
     return other.rows[0][0]
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 # -- the step -------------------------------------------------------------------------------
@@ -280,10 +275,8 @@ def ending_for(sql: str | None, schema, question: str, db, params: dict, *, time
                max_rows: int):
     """``(mended, result)`` where the final SQL runs and its mended version runs too, else
     None: what the Final check ends on, for a replay on recorded runs."""
-    if not sql or not db.execute(sql, timeout=timeout, max_rows=max_rows).ok:
-        return None
-    mended = mend(sql, schema, question, db, params, timeout=timeout)
-    if mended is None:
+    mended = mend(sql, schema, question, db, params, timeout=timeout) if sql else None
+    if mended is None or not db.execute(sql, timeout=timeout, max_rows=max_rows).ok:
         return None
     result = db.execute(mended.sql, timeout=timeout, max_rows=max_rows)
     return (mended, result) if result.ok else None
@@ -342,10 +335,10 @@ class ChecksFinalSQL:
         sql = self.final_sql(ctx.data)
         if not sql or not (ctx.params.get(JOINS) or ctx.params.get(CASE)):
             return False
-        ran = ctx.db.execute(sql, timeout=ctx.limits.timeout, max_rows=ctx.limits.max_rows)
-        if not ran.ok:
+        if _mended(ctx, sql) is None:  # most runs: nothing to mend, the SQL is not run again
             return False
-        return _mended(ctx, sql) is not None
+        return ctx.db.execute(sql, timeout=ctx.limits.timeout,
+                              max_rows=ctx.limits.max_rows).ok
 
 
 def _mended(ctx: StepContext, sql: str) -> Mended | None:
