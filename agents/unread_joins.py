@@ -15,8 +15,10 @@ join that drops rows there changes what the outer query keeps or excludes; a sta
 a set operation is left alone), and only plain inner joins of a table (not a subquery) whose
 condition equates its columns with those of one other table. The table must be named nowhere
 else in the statement (qualified or, by a column name it has, unqualified; any ``*`` but
-``COUNT(*)`` leaves the statement alone). The ``FROM`` table is never taken out. SQL sqlglot
-cannot read is left alone.
+``COUNT(*)`` leaves the statement alone). The ``FROM`` table is taken out only when asked
+(``from_table``), and reads of a joined table's column that its condition equates with
+another table's are reads of that one only when asked (``through_keys``). SQL sqlglot cannot
+read is left alone.
 """
 
 from __future__ import annotations
@@ -38,28 +40,122 @@ class WithoutUnreadJoins:
 
 
 def unread_joins(sql: str | None, schema: Schema,
-                 keep: Callable[[exp.Join, exp.Select], bool] | None = None
+                 keep: Callable[[exp.Join, exp.Select], bool] | None = None, *,
+                 from_table: bool = False, through_keys: bool = False
                  ) -> WithoutUnreadJoins | None:
     """``sql`` without its joins of tables nothing reads, or None when it has none (or cannot
     be read). ``schema`` says which columns each table has, for unqualified column names;
-    ``keep(join, select)`` says which of those joins stay all the same."""
+    ``keep(join, select)`` says which of those joins stay all the same. With ``from_table``
+    the ``FROM`` table is one of them too, taken as joined to the first join's table (see
+    :func:`_from_table_joined`)."""
     tree = _parse(sql)
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
         return None
-    removed: list[str] = []
+    removed = _drop_unread(tree, schema, keep, [], through_keys)
+    while from_table:  # the FROM table, as a join; then the table that took its place
+        swapped = _from_table_joined(tree)
+        if swapped is None:
+            break
+        moved = swapped.args["joins"][0].this.name
+        taken = _drop_unread(swapped, schema, keep, list(removed), through_keys)
+        if moved not in taken[len(removed):]:
+            break
+        tree, removed = swapped, taken
+    if not removed:
+        return None
+    return WithoutUnreadJoins(sql=tree.sql(dialect="sqlite"), tables=removed)
+
+
+def _drop_unread(tree: exp.Select, schema: Schema, keep, removed: list[str],
+                 through_keys: bool = False) -> list[str]:
+    """Takes the unread joins out of ``tree`` in place; ``removed`` with their tables added."""
     changed = True
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
         for join in list(tree.args.get("joins") or []):
+            undo = _read_through_keys(tree, join) if through_keys else []
             if _unread(tree, join, schema) and not (keep and keep(join, tree)):
                 if join.this.name not in removed:
                     removed.append(join.this.name)
                 join.pop()
                 changed = True
-    if not removed:
+            else:
+                for new, old in undo:
+                    new.replace(old)
+    return removed
+
+
+def _read_through_keys(select: exp.Select, join: exp.Join) -> list[tuple]:
+    """Where the join's condition says ``T2.x = T1.y``, reads of ``T2.x`` elsewhere become
+    reads of ``T1.y`` (the same value in every joined row), in place; the replaced columns,
+    ``(new, old)``, to put back."""
+    table, on = join.this, join.args.get("on")
+    if not isinstance(table, exp.Table) or on is None:
+        return []
+    alias = table.alias_or_name.casefold()
+    conditions = list(on.unnest().flatten()) if isinstance(on.unnest(), exp.And) else [on.unnest()]
+    partner = {}
+    for condition in conditions:
+        if not isinstance(condition, exp.EQ):
+            return []
+        sides = [condition.this, condition.expression]
+        if not all(isinstance(side, exp.Column) and side.table for side in sides):
+            return []
+        for mine, other in (sides, sides[::-1]):
+            if mine.table.casefold() == alias and other.table.casefold() != alias:
+                partner.setdefault(mine.name.casefold(), other)
+    in_on = {id(column) for column in on.find_all(exp.Column)}
+    undo = []
+    for column in list(select.find_all(exp.Column)):
+        if id(column) in in_on or column.table.casefold() != alias or _shadowed(column, select):
+            continue
+        other = partner.get(column.name.casefold())
+        if other is not None:
+            new = other.copy()
+            column.replace(new)
+            undo.append((new, column))
+    return undo
+
+
+def _from_table_joined(select: exp.Select) -> exp.Select | None:
+    """A copy of ``select`` with its ``FROM`` table and its first join's table in each other's
+    place, or None. ``FROM a JOIN b ON a.x = b.y`` and ``FROM b JOIN a ON a.x = b.y`` are the
+    same inner join, so a model's choice of which table to write first does not decide whether
+    an unread one can be left out: ``FROM Students AS T1 JOIN Has_Pet AS T2 ON T1.student_id
+    = T2.StuID JOIN Student AS T3 ...`` reads nothing of ``Students``. Only a plain table
+    joined to a plain table by a plain inner join whose condition equates the two."""
+    source, joins = select.args.get("from_"), select.args.get("joins") or []
+    if source is None or not joins or not isinstance(source.this, exp.Table):
         return None
-    return WithoutUnreadJoins(sql=tree.sql(dialect="sqlite"), tables=removed)
+    first = joins[0]
+    if not isinstance(first.this, exp.Table) or first.args.get("using") or first.method:
+        return None
+    if first.side or (first.kind or "INNER").upper() != "INNER":
+        return None
+    on = first.args.get("on")
+    if on is None or not _equates_with_one_other(on.unnest(),
+                                                 source.this.alias_or_name.casefold(),
+                                                 {first.this.alias_or_name.casefold()}):
+        return None
+    swapped = select.copy()
+    new_source, new_first = swapped.args["from_"], swapped.args["joins"][0]
+    table, joined = new_source.this, new_first.this
+    new_source.set("this", joined.copy())
+    new_first.set("this", table.copy())
+    return swapped
+
+
+def _shadowed(column: exp.Column, select: exp.Select) -> bool:
+    """Whether a query inside ``select`` names a source of its own as ``column`` is qualified
+    (``T2`` in a subquery ``FROM concert AS T2``): there the name is that source's."""
+    qualifier = column.table.casefold()
+    node = column.parent
+    while node is not None and node is not select:
+        if isinstance(node, exp.Select) and qualifier in select_source_names(node):
+            return True
+        node = node.parent
+    return False
 
 
 def tables_named(sql: str | None) -> set[str]:

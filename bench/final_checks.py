@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.pipelines.final_check import CASE, JOINS, STEP, ending_for  # noqa: E402
+from agents.pipelines.final_check import CASE, FROM_TABLE, JOINS, KEYS, STEP, ending_for  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
@@ -79,7 +79,7 @@ def _ended(record: dict, later: dict | None) -> bool:
     return status in (None, "done")
 
 
-RULES = {"joins": JOINS, "case": CASE}
+RULES = {"joins": JOINS, "from": FROM_TABLE, "keys": KEYS, "case": CASE}
 
 
 def measure(pipeline: str, folder: str, resumed: list[str], data: Path,

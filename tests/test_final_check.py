@@ -58,6 +58,43 @@ def test_only_unread_joins_of_tables_the_question_does_not_name_are_left_out(sma
     assert unnamed_unread_joins(read, schema, "Which singers are from France?") is None
 
 
+def test_a_word_of_a_joined_column_keeps_the_join_only_where_the_query_counts(small_db):
+    schema = small_db.schema
+    # "year" is a column only concert has: the count counts its rows
+    counted = ("SELECT COUNT(*) FROM singer AS T1 JOIN concert AS T2 "
+               "ON T1.singer_id = T2.singer_id WHERE T1.country = 'France'")
+    assert unnamed_unread_joins(counted, schema, "Count the French singers by year.") is None
+    # a query that counts nothing answers the word from elsewhere, or not at all
+    found = unnamed_unread_joins(JOINED, schema, "Which French singers have a year?")
+    assert found is not None and found.tables == ["concert"] and found.sql == PLAIN
+
+
+FROM_FIRST = ("SELECT T2.year FROM singer AS T1 JOIN concert AS T2 "
+              "ON T1.singer_id = T2.singer_id")
+BY_KEY = ("SELECT T1.singer_id FROM singer AS T1 JOIN concert AS T2 "
+          "ON T1.singer_id = T2.singer_id WHERE T2.year = 2015")
+
+
+@pytest.mark.parametrize("sql, question, option, mended", [
+    (FROM_FIRST, "In which years were concerts held?", "drop_unread_from_table",
+     "SELECT T2.year FROM concert AS T2"),
+    (BY_KEY, "Give the ids of the performers of 2015's concerts.", "read_through_join_keys",
+     "SELECT T2.singer_id FROM concert AS T2 WHERE T2.year = 2015"),
+])
+def test_the_from_table_and_a_table_read_by_its_key_are_left_out(small_db, llm, scripted_llm,
+                                                                 sql, question, option, mended):
+    scripted_llm.when(DECOMPOSER, decomposition((question, sql)))
+    result = run(small_db, llm, question)
+    assert result.status == "done", result.error
+    check = result.events[-1]
+    assert check.step == "final_check" and check.parsed["tables"] == ["singer"]
+    assert result.final_sql == mended and check.inputs[option] is True
+    as_written = small_db.execute(sql, timeout=2, max_rows=10).rows   # the same rows
+    assert sorted(map(list, result.result["rows"])) == sorted(map(list, as_written))
+    off = run(small_db, llm, question, **{option: False})
+    assert [e.step for e in off.events][-1] == "refiner" and off.final_sql == sql
+
+
 def test_the_final_sql_ends_without_the_join_as_a_step_of_its_own(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
     result = run(small_db, llm, "Which singers are from France?")
@@ -155,7 +192,8 @@ def test_two_stored_spellings_are_not_chosen_between(tmp_path):
 def test_runs_recorded_before_the_check_keep_their_sql():
     for name in ("macsql", "deasql", "r3", "csma", "selection"):
         pipeline = get_pipeline(name)
-        for rule in ("drop_unread_joins", "match_stored_case"):
+        for rule in ("drop_unread_joins", "drop_unread_from_table", "read_through_join_keys",
+                     "match_stored_case"):
             assert pipeline.resolve_params({})[rule] is True
             assert pipeline.resolve_recorded({})[rule] is False
         assert pipeline.closing == "final_check"

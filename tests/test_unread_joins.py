@@ -82,3 +82,89 @@ def test_anything_else_is_left_alone(schema, sql):
 def test_tables_named_reads_every_table_or_none():
     assert tables_named("SELECT a FROM x JOIN Y ON x.a = Y.b") == {"x", "y"}
     assert tables_named("SELECT (") == set()
+
+
+@pytest.mark.parametrize("sql, expected, tables", [
+    # the FROM table, read only in the first join's condition
+    ("SELECT T2.grade FROM teacher AS T1 JOIN course_arrange AS T2 "
+     "ON T1.teacher_id = T2.teacher_id",
+     "SELECT T2.grade FROM course_arrange AS T2", ["teacher"]),
+    # then the table that took its place, read only by the next join's condition
+    ("SELECT T3.title FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+     "T2.teacher_id JOIN course AS T3 ON T2.course_id = T3.course_id",
+     "SELECT T3.title FROM course AS T3", ["teacher", "course_arrange"]),
+])
+def test_with_from_table_the_first_table_is_one_of_the_joins(schema, sql, expected, tables):
+    assert unread_joins(sql, schema) is None
+    found = unread_joins(sql, schema, from_table=True)
+    assert found is not None and found.sql == expected and found.tables == tables
+
+
+@pytest.mark.parametrize("sql", [
+    # read elsewhere, a bridge between two joins, an outer join, a subquery as the first join
+    "SELECT T1.name, T2.grade FROM teacher AS T1 JOIN course_arrange AS T2 "
+    "ON T1.teacher_id = T2.teacher_id",
+    "SELECT T2.grade, T3.name FROM course_arrange AS T2 JOIN teacher AS T1 ON T1.teacher_id = "
+    "T2.teacher_id JOIN teacher AS T3 ON T1.teacher_id = T3.teacher_id",
+    "SELECT T2.grade FROM teacher AS T1 LEFT JOIN course_arrange AS T2 "
+    "ON T1.teacher_id = T2.teacher_id",
+    "SELECT S.grade FROM teacher AS T1 JOIN (SELECT * FROM course_arrange) AS S "
+    "ON T1.teacher_id = S.teacher_id",
+])
+def test_a_from_table_that_is_read_stays(schema, sql):
+    assert unread_joins(sql, schema, from_table=True) is None
+
+
+def test_a_keep_rule_keeps_the_from_table_in_its_place(schema):
+    sql = ("SELECT T2.grade FROM teacher AS T1 JOIN course_arrange AS T2 "
+           "ON T1.teacher_id = T2.teacher_id")
+    assert unread_joins(sql, schema, keep=lambda join, select: True, from_table=True) is None
+
+
+@pytest.mark.parametrize("sql, expected, tables", [
+    # the key read outside the condition is read from the other side of the join
+    ("SELECT T1.teacher_id FROM teacher AS T1 JOIN course_arrange AS T2 "
+     "ON T1.teacher_id = T2.teacher_id WHERE T2.grade > 1",
+     "SELECT T2.teacher_id FROM course_arrange AS T2 WHERE T2.grade > 1", ["teacher"]),
+    ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+     "T2.teacher_id GROUP BY T2.teacher_id",
+     "SELECT T1.name FROM teacher AS T1 GROUP BY T1.teacher_id", ["course_arrange"]),
+    # in a subquery that names no source of that name too
+    ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+     "T2.teacher_id WHERE T2.course_id IN (SELECT course_id FROM course)",
+     None, None),
+])
+def test_through_keys_a_table_read_only_by_its_key_is_left_out(schema, sql, expected, tables):
+    found = unread_joins(sql, schema, from_table=True, through_keys=True)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None and found.sql == expected and found.tables == tables
+
+
+def test_through_keys_leaves_a_read_table_as_written(schema):
+    # the key is read, and so is another column: nothing is replaced
+    sql = ("SELECT T1.teacher_id, T1.name FROM teacher AS T1 JOIN course_arrange AS T2 "
+           "ON T1.teacher_id = T2.teacher_id")
+    found = unread_joins(sql, schema, through_keys=True)
+    assert found is not None and found.tables == ["course_arrange"]
+    assert found.sql == "SELECT T1.teacher_id, T1.name FROM teacher AS T1"
+    kept = ("SELECT T1.teacher_id, T1.name, T2.grade FROM teacher AS T1 JOIN course_arrange "
+            "AS T2 ON T1.teacher_id = T2.teacher_id")
+    assert unread_joins(kept, schema, from_table=True, through_keys=True) is None
+
+
+def test_through_keys_does_not_reach_a_subquery_s_own_alias(schema):
+    # inside the subquery T2 is its own course_arrange, not the joined one: its columns are
+    # not replaced, and the alias named again leaves the statement alone, as without the option
+    sql = ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+           "T2.teacher_id WHERE T1.teacher_id IN (SELECT T2.teacher_id FROM course_arrange "
+           "AS T2)")
+    assert unread_joins(sql, schema, through_keys=True) is None
+    # a correlated read of the joined T2 in a subquery of its own sources is replaced
+    correlated = ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON "
+                  "T1.teacher_id = T2.teacher_id WHERE EXISTS (SELECT 1 FROM course AS C "
+                  "WHERE C.course_id > T2.teacher_id)")
+    found = unread_joins(correlated, schema, through_keys=True)
+    assert found is not None and found.tables == ["course_arrange"]
+    assert "C.course_id > T1.teacher_id" in found.sql

@@ -16,13 +16,22 @@ word written into a longer one keeps a join rather than drop it. A word that nam
 table of the query as well does not single out the joined one ("how is the math *course*
 described" is about ``Courses``, not the ``Student_Enrolment_Courses`` joined to it). The join
 stays too where the question names something only that table holds outside the join's
-condition ("the number of employees hired by each shop" counts the rows of ``hiring``, whose
-``Employee_ID`` no other table of the query has), and where the query groups and counts and,
-without the join, every group would hold one row: the count counted the joined rows ("the
-teacher with the most lessons", grouped by teacher, counts ``course_arrange``). The joins are
-found by
-:func:`agents.unread_joins.unread_joins` (plain inner joins of the outermost SELECT, read only
-in their own equality condition).
+condition and the query counts ("the number of employees hired by each shop" counts the rows
+of ``hiring``, whose ``Employee_ID`` no other table of the query has), and where the query
+groups and counts and, without the join, every group would hold one row: the count counted the
+joined rows ("the teacher with the most lessons", grouped by teacher, counts
+``course_arrange``). The joins are found by :func:`agents.unread_joins.unread_joins` (plain
+inner joins of the outermost SELECT, read only in their own equality condition).
+
+Two more of its options widen what "nothing reads" covers. ``drop_unread_from_table``: the
+table written first is one of them (``FROM Students AS T1 JOIN Has_Pet AS T2 ON
+T1.student_id = T2.StuID JOIN Student AS T3 ...`` reads nothing of ``Students``, a table of
+another part of the database with a similar name; which table a model writes first does not
+change an inner join). ``read_through_join_keys``: a column read where the join makes it equal
+to another table's column is read from that one (``SELECT T1.Code FROM country AS T1 JOIN
+countrylanguage AS T2 ON T1.Code = T2.CountryCode WHERE ...`` reads ``T2.CountryCode``; a
+join on ``city`` between owners and professionals, filtered on the owners' city, is the
+professionals' own city), so a table the SQL reads only through its key is left out too.
 
 **A value in the wrong case** (``match_stored_case``). ``WHERE Airline = 'Jetblue Airways'``
 finds nothing when the column holds 'JetBlue Airways': SQLite compares text exactly, and a
@@ -56,8 +65,13 @@ from ..sqltext import format_sql, select_sources
 from ..unread_joins import unread_joins
 
 JOINS = "drop_unread_joins"
+FROM_TABLE = "drop_unread_from_table"
+KEYS = "read_through_join_keys"
 CASE = "match_stored_case"
 STEP = "final_check"
+RULES = (JOINS, FROM_TABLE, KEYS, CASE)
+# What a run recorded before the Final check (or before one of its rules) did: every rule off.
+EARLIER_DEFAULTS = dict.fromkeys(RULES, False)
 LONG_WORD = 4   # shorter words must match a table name's word whole
 # Seconds all the stored-value lookups of one check may take together, each query within the
 # run's own limit too: a lookup scans a column, and a wide query on a large table compares
@@ -71,6 +85,16 @@ def param_specs() -> list[ParamSpec]:
                            "the question does not name (the Final check, a step of its own "
                            "after the pipeline's last; not in the paper); off: such joins stay "
                            "as the paper's algorithm leaves them"),
+            ParamSpec(FROM_TABLE, True,
+                      help="with drop_unread_joins, the table the final SQL names first (its "
+                           "FROM table) is left out as well when nothing else reads it: an "
+                           "inner join does not depend on which table is written first "
+                           "(not in the paper); off: only the joined tables"),
+            ParamSpec(KEYS, True,
+                      help="with drop_unread_joins, a column of a joined table read where the "
+                           "join's condition makes it equal to another table's column counts as "
+                           "that column, so a table read only through its join key is left out "
+                           "too (not in the paper); off: any read keeps the join"),
             ParamSpec(CASE, True,
                       help="in the Final check, a string the final SQL compares with a column "
                            "that holds no such value but exactly one equal to it but for case "
@@ -95,10 +119,14 @@ def question_names(question: str, table: str, others: tuple[str, ...] = ()) -> b
 
 
 def question_reads(question: str, join: exp.Join, select: exp.Select, schema) -> bool:
-    """Whether the question names the joined table, or a word of one of its columns outside
-    the join's condition that no other table of the query has ("the number of *employees*
-    hired by each shop" joins ``hiring`` for its ``Employee_ID``, to count them): such a join
-    is what the question asks for, even when the SQL reads nothing of it but a count."""
+    """Whether the question names the joined table, or, in a query that counts, a word of one
+    of its columns outside the join's condition that no other table of the query has ("the
+    number of *employees* hired by each shop" joins ``hiring`` for its ``Employee_ID``, to
+    count them): such a join is what the question asks for, even when the SQL reads nothing of
+    it but a count. In a query that counts nothing, a word of such a column is no sign of the
+    join: the SQL answers it from another table ("the *last* name of the student who has a
+    cat", read from ``Student.LName``, is no reason to keep a join of a ``Students`` table with
+    a ``last_name``)."""
     table = join.this
     others = tuple(t.name for t in select.find_all(exp.Table) if t is not table)
     if question_names(question, table.name, others):
@@ -106,6 +134,8 @@ def question_reads(question: str, join: exp.Join, select: exp.Select, schema) ->
     known = schema.table(table.name)
     if known is None:
         return True
+    if not _counts(select):
+        return False
     alias = table.alias_or_name.casefold()
     on = join.args.get("on")
     in_condition = {c.name.casefold() for c in (on.find_all(exp.Column) if on else [])
@@ -120,11 +150,18 @@ def question_reads(question: str, join: exp.Join, select: exp.Select, schema) ->
     return bool((own - theirs) & set(query_words(question)))
 
 
-def unnamed_unread_joins(sql: str | None, schema, question: str):
+def _counts(select: exp.Select) -> bool:
+    """Whether ``select`` itself counts (a ``COUNT`` of its own, not of a query inside it)."""
+    return any(count.parent_select is select for count in select.find_all(exp.Count))
+
+
+def unnamed_unread_joins(sql: str | None, schema, question: str, *, from_table: bool = False,
+                         through_keys: bool = False):
     """``sql`` without its joins of tables nothing reads and the question does not ask for (a
-    :class:`~agents.unread_joins.WithoutUnreadJoins`), or None."""
+    :class:`~agents.unread_joins.WithoutUnreadJoins`), or None; with ``from_table`` the
+    ``FROM`` table counts as joined."""
     return unread_joins(sql, schema, keep=lambda join, select: question_reads(
-        question, join, select, schema))
+        question, join, select, schema), from_table=from_table, through_keys=through_keys)
 
 
 def counts_one_per_group(sql: str, db, *, timeout: float) -> bool:
@@ -261,7 +298,9 @@ def mend(sql: str | None, schema, question: str, db, params: dict, *,
     tables: list[str] = []
     values: list[tuple[str, str]] = []
     if params.get(JOINS):
-        without = unnamed_unread_joins(sql, schema, question)
+        without = unnamed_unread_joins(sql, schema, question,
+                                       from_table=bool(params.get(FROM_TABLE)),
+                                       through_keys=bool(params.get(KEYS)))
         if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
             sql, tables = without.sql, without.tables
     if params.get(CASE):
@@ -345,8 +384,9 @@ def _mended(ctx: StepContext, sql: str) -> Mended | None:
     """What the rules make of ``sql`` in this run, worked out once: the engine asks before the
     step (``closes``) and the step acts on the same answer (a resumed run asks again)."""
     known = getattr(ctx, "_final_check", None)
-    if known is None or known[0] != (sql, ctx.params.get(JOINS), ctx.params.get(CASE)):
-        known = ((sql, ctx.params.get(JOINS), ctx.params.get(CASE)),
+    key = (sql, *(ctx.params.get(name) for name in RULES))
+    if known is None or known[0] != key:
+        known = (key,
                  mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
                       timeout=ctx.limits.timeout))
         ctx._final_check = known
@@ -355,7 +395,7 @@ def _mended(ctx: StepContext, sql: str) -> Mended | None:
 
 def final_check(ctx: StepContext) -> None:
     sql = ctx.pipeline.final_sql(ctx.data)
-    ctx.set_inputs(sql=sql, **{name: bool(ctx.params.get(name)) for name in (JOINS, CASE)})
+    ctx.set_inputs(sql=sql, **{name: bool(ctx.params.get(name)) for name in RULES})
     mended = _mended(ctx, sql) if sql else None
     if mended is None:
         ctx.skip("nothing to mend: the SQL is kept")

@@ -197,8 +197,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # compared, were the defaults before the compact variant, the agreement check, the rewrite
     # and the unread-join rule measured better
     earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
-                        "ignore_unread_joins": False, final_check.JOINS: False,
-                        final_check.CASE: False}
+                        "ignore_unread_joins": False, **final_check.EARLIER_DEFAULTS}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

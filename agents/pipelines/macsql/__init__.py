@@ -89,7 +89,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # the runnable ending, the context rule, value examples and the Final check measured better
     earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
                         "name_rewrite": False, "use_selector": "auto", "value_grounding": "off",
-                        final_check.JOINS: False, final_check.CASE: False}
+                        **final_check.EARLIER_DEFAULTS}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",

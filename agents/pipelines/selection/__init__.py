@@ -147,7 +147,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # and voted without setting results with no data aside before data_first measured better
     # and ended on the chosen SQL as written before the Final check measured better
     earlier_defaults = {"decomposer_prompt": "paper", "data_first": False,
-                        final_check.JOINS: False, final_check.CASE: False}
+                        **final_check.EARLIER_DEFAULTS}
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)
