@@ -23,7 +23,7 @@ read is left alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import sqlglot
@@ -37,6 +37,7 @@ from .sqltext import select_source_names
 class WithoutUnreadJoins:
     sql: str            # the statement without the joins nothing reads
     tables: list[str]   # the tables whose joins were taken out, as the SQL names them
+    by_key: list[str] = field(default_factory=list)  # ... of those, read only through a key
 
 
 def unread_joins(sql: str | None, schema: Schema,
@@ -47,43 +48,46 @@ def unread_joins(sql: str | None, schema: Schema,
     be read). ``schema`` says which columns each table has, for unqualified column names;
     ``keep(join, select)`` says which of those joins stay all the same. With ``from_table``
     the ``FROM`` table is one of them too, taken as joined to the first join's table (see
-    :func:`_from_table_joined`)."""
+    :func:`_from_table_joined`); with ``through_keys`` a table read only through its join key
+    is too (see :func:`_read_through_keys`)."""
     tree = _parse(sql)
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
         return None
-    removed = _drop_unread(tree, schema, keep, [], through_keys)
+    removed, by_key = _drop_unread(tree, schema, keep, through_keys, [], [])
     while from_table:  # the FROM table, as a join; then the table that took its place
         swapped = _from_table_joined(tree)
         if swapped is None:
             break
-        moved = swapped.args["joins"][0].this.name
-        taken = _drop_unread(swapped, schema, keep, list(removed), through_keys)
-        if moved not in taken[len(removed):]:
+        moved = swapped.args["joins"][0]
+        taken = _drop_unread(swapped, schema, keep, through_keys, list(removed), list(by_key))
+        if any(join is moved for join in swapped.args.get("joins") or []):
             break
-        tree, removed = swapped, taken
+        tree, (removed, by_key) = swapped, taken
     if not removed:
         return None
-    return WithoutUnreadJoins(sql=tree.sql(dialect="sqlite"), tables=removed)
+    return WithoutUnreadJoins(sql=tree.sql(dialect="sqlite"), tables=removed, by_key=by_key)
 
 
-def _drop_unread(tree: exp.Select, schema: Schema, keep, removed: list[str],
-                 through_keys: bool = False) -> list[str]:
-    """Takes the unread joins out of ``tree`` in place; ``removed`` with their tables added."""
+def _drop_unread(tree: exp.Select, schema: Schema, keep, through_keys: bool,
+                 removed: list[str], by_key: list[str]) -> tuple[list[str], list[str]]:
+    """Takes the unread joins out of ``tree`` in place; ``removed`` and ``by_key`` with their
+    tables added (``by_key``: those read only through a join key, now read on its other side)."""
     changed = True
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
         for join in list(tree.args.get("joins") or []):
             undo = _read_through_keys(tree, join) if through_keys else []
             if _unread(tree, join, schema) and not (keep and keep(join, tree)):
-                if join.this.name not in removed:
-                    removed.append(join.this.name)
+                for names, used in ((removed, True), (by_key, bool(undo))):
+                    if used and join.this.name not in names:
+                        names.append(join.this.name)
                 join.pop()
                 changed = True
             else:
                 for new, old in undo:
                     new.replace(old)
-    return removed
+    return removed, by_key
 
 
 def _read_through_keys(select: exp.Select, join: exp.Join) -> list[tuple]:

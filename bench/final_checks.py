@@ -108,7 +108,7 @@ def measure(pipeline: str, folder: str, resumed: list[str], data: Path,
             mended, _ = found
             after = score(own, record["gold_sql"], mended.sql, options, pred_db=asked)
             row.update(after=bool(after["correct"]), sql_after=mended.sql,
-                       tables=mended.tables, values=mended.values)
+                       tables=mended.tables, by_key=mended.by_key, values=mended.values)
     return {"pipeline": pipeline, "results": folder, "resumed": resumed, "ask_db": asked_on,
             "rules": rules, "questions": len(rows), **ex_totals(rows),
             "mended": sum(1 for r in rows if "sql_after" in r), "rows": rows}

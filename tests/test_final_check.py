@@ -89,6 +89,10 @@ def test_the_from_table_and_a_table_read_by_its_key_are_left_out(small_db, llm, 
     check = result.events[-1]
     assert check.step == "final_check" and check.parsed["tables"] == ["singer"]
     assert result.final_sql == mended and check.inputs[option] is True
+    by_key = ["singer"] if option == "read_through_join_keys" else None
+    assert check.parsed.get("by_key") == by_key
+    said = FinalCheck.from_dict(check.parsed).text_lines()[0]
+    assert ("read only through its join key" in said) is (by_key is not None)
     as_written = small_db.execute(sql, timeout=2, max_rows=10).rows   # the same rows
     assert sorted(map(list, result.result["rows"])) == sorted(map(list, as_written))
     off = run(small_db, llm, question, **{option: False})
@@ -236,7 +240,8 @@ def test_a_mended_sql_that_fails_is_not_ended_on(small_db, llm, scripted_llm, mo
     """Should the mended version fail (here forced), the run keeps its SQL and says why."""
     from agents.pipelines import final_check
 
-    broken = final_check.Mended(sql="SELECT nope FROM singer", tables=["concert"], values=[])
+    broken = final_check.Mended(sql="SELECT nope FROM singer", tables=["concert"], by_key=[],
+                                 values=[])
     monkeypatch.setattr(final_check, "mend", lambda *args, **kwargs: broken)
     scripted_llm.when(DECOMPOSER, decomposition(("French singers?", JOINED)))
     result = run(small_db, llm, "Which singers are from France?")

@@ -140,6 +140,7 @@ def test_through_keys_a_table_read_only_by_its_key_is_left_out(schema, sql, expe
         assert found is None
     else:
         assert found is not None and found.sql == expected and found.tables == tables
+        assert found.by_key == tables
 
 
 def test_through_keys_leaves_a_read_table_as_written(schema):
@@ -149,6 +150,7 @@ def test_through_keys_leaves_a_read_table_as_written(schema):
     found = unread_joins(sql, schema, through_keys=True)
     assert found is not None and found.tables == ["course_arrange"]
     assert found.sql == "SELECT T1.teacher_id, T1.name FROM teacher AS T1"
+    assert found.by_key == []   # left out as unread, nothing read through its key
     kept = ("SELECT T1.teacher_id, T1.name, T2.grade FROM teacher AS T1 JOIN course_arrange "
             "AS T2 ON T1.teacher_id = T2.teacher_id")
     assert unread_joins(kept, schema, from_table=True, through_keys=True) is None

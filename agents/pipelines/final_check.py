@@ -288,6 +288,7 @@ def _stored_spelling(db, table: str, column: str, value: str, timeout: float) ->
 class Mended:
     sql: str
     tables: list[str]               # joins left out
+    by_key: list[str]               # ... of those, read only through a join key
     values: list[tuple[str, str]]   # (as written, as stored)
 
 
@@ -296,18 +297,20 @@ def mend(sql: str | None, schema, question: str, db, params: dict, *,
     """What the enabled rules make of ``sql`` (joins first, then values), or None when they
     change nothing. The SQL is not run here."""
     tables: list[str] = []
+    by_key: list[str] = []
     values: list[tuple[str, str]] = []
     if params.get(JOINS):
         without = unnamed_unread_joins(sql, schema, question,
                                        from_table=bool(params.get(FROM_TABLE)),
                                        through_keys=bool(params.get(KEYS)))
         if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
-            sql, tables = without.sql, without.tables
+            sql, tables, by_key = without.sql, without.tables, without.by_key
     if params.get(CASE):
         cased = stored_case(sql, db, schema, timeout=timeout)
         if cased is not None:
             sql, values = cased.sql, cased.values
-    return Mended(sql=sql, tables=tables, values=values) if tables or values else None
+    return (Mended(sql=sql, tables=tables, by_key=by_key, values=values)
+            if tables or values else None)
 
 
 def ending_for(sql: str | None, schema, question: str, db, params: dict, *, timeout: float,
@@ -325,23 +328,30 @@ def ending_for(sql: str | None, schema, question: str, db, params: dict, *, time
 @dataclass
 class FinalCheck(Output):
     """The final SQL and the version the run ends on: ``tables`` whose joins nothing read were
-    left out, ``values`` (as written, as stored) were written as the column stores them;
-    ``kept`` with the reason when that version could not be used."""
+    left out (``by_key``: those read only through their join key, read now from the table
+    they were joined to), ``values`` (as written, as stored) were written as the column stores
+    them; ``kept`` with the reason when that version could not be used."""
 
     kind: ClassVar[str] = "final_check"
     required: ClassVar[tuple[str, ...]] = ("sql_before",)
     sql_before: str = ""
     sql_after: str | None = None
     tables: list[str] | None = None
+    by_key: list[str] | None = None
     values: list[list[str]] | None = None
     rows: int | None = None
     kept: str | None = None
 
     def changes(self) -> list[str]:
         found = []
-        if self.tables:
-            found.append(f"left out the join of {', '.join(self.tables)}: nothing reads it and "
+        unread = [t for t in self.tables or [] if t not in (self.by_key or [])]
+        if unread:
+            found.append(f"left out the join of {', '.join(unread)}: nothing reads it and "
                          "the question does not name it")
+        if self.by_key:
+            found.append(f"left out the join of {', '.join(self.by_key)}: read only through its "
+                         "join key, now read from the table it was joined to, and the question "
+                         "does not name it")
         for written, stored in self.values or []:
             found.append(f"'{written}' written as the column stores it: '{stored}'")
         return found
@@ -401,6 +411,7 @@ def final_check(ctx: StepContext) -> None:
         ctx.skip("nothing to mend: the SQL is kept")
         return None
     record = FinalCheck(sql_before=sql, sql_after=mended.sql, tables=mended.tables or None,
+                        by_key=mended.by_key or None,
                         values=[list(v) for v in mended.values] or None)
     result = ctx.execute(mended.sql)
     if not result.ok:

@@ -39,3 +39,18 @@ def test_the_trace_shows_a_value_written_as_stored(tmp_path, llm, scripted_llm):
     assert (":blue-badge[written as stored] The column holds no such value but one equal to it "
             "but for case: `france` as `France`.") in shown
     assert "join left out" not in shown
+
+
+def test_the_trace_says_a_table_was_read_only_through_its_join_key(tmp_path, llm,
+                                                                   scripted_llm):
+    from test_final_check import BY_KEY
+    db = make_db(tmp_path, "concerts", SMALL_SQL)
+    question = "Give the ids of the performers of 2015's concerts."
+    scripted_llm.when(DECOMPOSER, decomposition((question, BY_KEY)))
+    run = run_to_end(start_run(get_pipeline("macsql"), question, db, llm,
+                               params={"value_grounding": "off"}))
+    assert run.status == "done", run.error
+    shown = texts(draw([e.to_dict() for e in run.events]).status[-1])
+    assert (":blue-badge[join left out] The final SQL joined `singer` and read only its join "
+            "key") in shown
+    assert "which nothing in it reads" not in shown

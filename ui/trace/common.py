@@ -135,11 +135,17 @@ def render_final_check(check: FinalCheck) -> None:
         st.markdown(f"{badge('kept as it was', 'gray')} {text(check.kept)}")
         render_sql_change(check.sql_before, check.sql_after)
         return
-    if check.tables:
+    unread = [t for t in check.tables or [] if t not in (check.by_key or [])]
+    if unread:
         st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
-                    f"{names(check.tables)}, which nothing in it reads (its columns appear only "
+                    f"{names(unread)}, which nothing in it reads (its columns appear only "
                     "in the join's own condition) and the question does not name: such a join "
                     "only drops rows without a match and repeats the others.")
+    if check.by_key:
+        st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
+                    f"{names(check.by_key)} and read only its join key, which the join makes "
+                    "equal to a column of the table it was joined to: that column is read "
+                    "instead, and the join, which the question does not name, is left out.")
     if check.values:
         pairs = ", ".join(f"{name(written)} as {name(stored)}"
                           for written, stored in check.values)
