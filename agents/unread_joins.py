@@ -13,7 +13,9 @@ otherwise".
 Only joins of the outermost SELECT are taken out (in a subquery, or a branch of ``EXCEPT``, a
 join that drops rows there changes what the outer query keeps or excludes; a statement that is
 a set operation is left alone), and only plain inner joins of a table (not a subquery) whose
-condition equates its columns with those of one other table. The table must be named nowhere
+condition equates its columns with those of one other table; a statement with a ``USING`` or
+``NATURAL`` join is left alone (those match a column name with whichever earlier table has it,
+so leaving one table out can pair other rows). The table must be named nowhere
 else in the statement (qualified or, by a column name it has, unqualified; any ``*`` but
 ``COUNT(*)`` leaves the statement alone). The ``FROM`` table is taken out only when asked
 (``from_table``), and reads of a joined table's column that its condition equates with
@@ -30,7 +32,7 @@ import sqlglot
 from sqlglot import exp
 
 from .schema import Schema
-from .sqltext import select_source_names
+from .sqltext import select_source_names, select_sources
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ def unread_joins(sql: str | None, schema: Schema,
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
         return None
+    if any(join.args.get("using") or join.method for join in tree.args.get("joins") or []):
+        return None  # USING and NATURAL match names against whichever earlier table has them
     removed, by_key = _drop_unread(tree, schema, keep, through_keys, [], [])
     while from_table:  # the FROM table, as a join; then the table that took its place
         swapped = _from_table_joined(tree)
@@ -77,7 +81,7 @@ def _drop_unread(tree: exp.Select, schema: Schema, keep, through_keys: bool,
     while changed:  # a join read only by the condition of a join taken out goes next
         changed = False
         for join in list(tree.args.get("joins") or []):
-            undo = _read_through_keys(tree, join) if through_keys else []
+            undo = _read_through_keys(tree, join, schema) if through_keys else []
             if _unread(tree, join, schema) and not (keep and keep(join, tree)):
                 for names, used in ((removed, True), (by_key, bool(undo))):
                     if used and join.this.name not in names:
@@ -90,14 +94,19 @@ def _drop_unread(tree: exp.Select, schema: Schema, keep, through_keys: bool,
     return removed, by_key
 
 
-def _read_through_keys(select: exp.Select, join: exp.Join) -> list[tuple]:
+def _read_through_keys(select: exp.Select, join: exp.Join, schema: Schema) -> list[tuple]:
     """Where the join's condition says ``T2.x = T1.y``, reads of ``T2.x`` elsewhere become
-    reads of ``T1.y`` (the same value in every joined row), in place; the replaced columns,
-    ``(new, old)``, to put back."""
+    reads of ``T1.y`` (the same value in every joined row), in place; the replaced nodes,
+    ``(new, old)``, to put back. Only between columns of one type affinity (``1 = '1'`` holds
+    in SQLite, but ``'10' < 5`` is not ``10 < 5``), never inside a query that names a source
+    of its own like either side, and a column the SELECT lists keeps its name (``T2.CountryCode
+    AS Code``)."""
     table, on = join.this, join.args.get("on")
     if not isinstance(table, exp.Table) or on is None:
         return []
     alias = table.alias_or_name.casefold()
+    tables = {source.alias_or_name.casefold(): source.name
+              for source in select_sources(select) if isinstance(source, exp.Table)}
     conditions = list(on.unnest().flatten()) if isinstance(on.unnest(), exp.And) else [on.unnest()]
     partner = {}
     for condition in conditions:
@@ -107,19 +116,44 @@ def _read_through_keys(select: exp.Select, join: exp.Join) -> list[tuple]:
         if not all(isinstance(side, exp.Column) and side.table for side in sides):
             return []
         for mine, other in (sides, sides[::-1]):
-            if mine.table.casefold() == alias and other.table.casefold() != alias:
+            if (mine.table.casefold() == alias and other.table.casefold() != alias
+                    and _affinity(schema, table.name, mine.name) is not None
+                    and _affinity(schema, table.name, mine.name) == _affinity(
+                        schema, tables.get(other.table.casefold()), other.name)):
                 partner.setdefault(mine.name.casefold(), other)
     in_on = {id(column) for column in on.find_all(exp.Column)}
     undo = []
     for column in list(select.find_all(exp.Column)):
-        if id(column) in in_on or column.table.casefold() != alias or _shadowed(column, select):
+        if id(column) in in_on or column.table.casefold() != alias:
             continue
         other = partner.get(column.name.casefold())
-        if other is not None:
-            new = other.copy()
-            column.replace(new)
-            undo.append((new, column))
+        if other is None or _shadowed(column, select) or _shadowed(column, select, other.table):
+            continue
+        new = other.copy()
+        if column.parent is select and column in select.expressions:  # keeps its header
+            new = exp.alias_(new, column.this.copy())
+        column.replace(new)
+        undo.append((new, column))
     return undo
+
+
+def _affinity(schema: Schema, table: str | None, column: str) -> str | None:
+    """SQLite's type affinity of a column (its rules, section 3.1 of "Datatypes In SQLite"),
+    or None when the column is not known."""
+    found = schema.table(table) if table else None
+    known = found.column(column) if found is not None else None
+    if known is None:
+        return None
+    declared = (known.type or "").upper()
+    if "INT" in declared:
+        return "INTEGER"
+    if any(word in declared for word in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if not declared or "BLOB" in declared:
+        return "BLOB"
+    if any(word in declared for word in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
 
 
 def _from_table_joined(select: exp.Select) -> exp.Select | None:
@@ -150,10 +184,11 @@ def _from_table_joined(select: exp.Select) -> exp.Select | None:
     return swapped
 
 
-def _shadowed(column: exp.Column, select: exp.Select) -> bool:
-    """Whether a query inside ``select`` names a source of its own as ``column`` is qualified
-    (``T2`` in a subquery ``FROM concert AS T2``): there the name is that source's."""
-    qualifier = column.table.casefold()
+def _shadowed(column: exp.Column, select: exp.Select, qualifier: str | None = None) -> bool:
+    """Whether a query inside ``select`` around ``column`` names a source of its own as
+    ``qualifier`` (by default the column's own; ``T2`` in a subquery ``FROM concert AS T2``):
+    there the name is that source's."""
+    qualifier = (qualifier if qualifier is not None else column.table).casefold()
     node = column.parent
     while node is not None and node is not select:
         if isinstance(node, exp.Select) and qualifier in select_source_names(node):

@@ -9,7 +9,11 @@ written as the column stores it (``match_stored_case``), the run ends on that ve
 runs. Nothing before it changes, so it is replayed exactly on each recorded final SQL with the
 pipeline's own function (``ending_for``) and the new SQL is scored with the evaluation's own
 scoring (the gold query on the question's own database, the prediction on the file the
-question was asked on). ``--rules joins`` or ``--rules case`` measures one of the two alone.
+question was asked on). ``--rules`` names the rules replayed, by default all four as the
+pipelines run them (``joins,from,keys,case``: ``drop_unread_joins``, its two widenings
+``drop_unread_from_table`` and ``read_through_join_keys``, ``match_stored_case``); ``--rules
+joins,case`` is the check as first built, ``--rules joins`` or ``--rules case`` one rule alone
+(``from`` and ``keys`` act only with ``joins``).
 
 ``--recorded`` reads a folder evaluated with the check on instead: each run's SQL before its
 Final check (the step's ``sql_before``) against the SQL it ended on, both scored -- the check's
@@ -150,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ask-db", default=None,
                         help="the file the folder's questions were asked on, where its "
                              "manifest's ask_db path is not there")
-    parser.add_argument("--rules", default="joins,case",
-                        help="the Final check's rules to replay: joins, case or both")
+    parser.add_argument("--rules", default="joins,from,keys,case",
+                        help="the Final check's rules to replay, of joins, from, keys, case "
+                             "(from and keys only with joins)")
     parser.add_argument("--recorded", action="store_true",
                         help="a folder evaluated with the check on: EX before and after it")
     parser.add_argument("--out", required=True)
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rules = [r for r in args.rules.split(",") if r]
     if not rules or set(rules) - set(RULES):
-        parser.error("--rules: joins, case or joins,case")
+        parser.error(f"--rules: a comma-separated list of {', '.join(RULES)}")
     report = measure(args.pipeline, args.results, args.resumed, Path(args.data),
                      ask_path(args.results, args.ask_db), rules)
     write_report(args.out, report)

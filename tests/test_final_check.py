@@ -79,7 +79,7 @@ BY_KEY = ("SELECT T1.singer_id FROM singer AS T1 JOIN concert AS T2 "
     (FROM_FIRST, "In which years were concerts held?", "drop_unread_from_table",
      "SELECT T2.year FROM concert AS T2"),
     (BY_KEY, "Give the ids of the performers of 2015's concerts.", "read_through_join_keys",
-     "SELECT T2.singer_id FROM concert AS T2 WHERE T2.year = 2015"),
+     "SELECT T2.singer_id AS singer_id FROM concert AS T2 WHERE T2.year = 2015"),
 ])
 def test_the_from_table_and_a_table_read_by_its_key_are_left_out(small_db, llm, scripted_llm,
                                                                  sql, question, option, mended):

@@ -125,7 +125,8 @@ def test_a_keep_rule_keeps_the_from_table_in_its_place(schema):
     # the key read outside the condition is read from the other side of the join
     ("SELECT T1.teacher_id FROM teacher AS T1 JOIN course_arrange AS T2 "
      "ON T1.teacher_id = T2.teacher_id WHERE T2.grade > 1",
-     "SELECT T2.teacher_id FROM course_arrange AS T2 WHERE T2.grade > 1", ["teacher"]),
+     "SELECT T2.teacher_id AS teacher_id FROM course_arrange AS T2 WHERE T2.grade > 1",
+     ["teacher"]),   # the column listed keeps its name
     ("SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
      "T2.teacher_id GROUP BY T2.teacher_id",
      "SELECT T1.name FROM teacher AS T1 GROUP BY T1.teacher_id", ["course_arrange"]),
@@ -170,3 +171,51 @@ def test_through_keys_does_not_reach_a_subquery_s_own_alias(schema):
     found = unread_joins(correlated, schema, through_keys=True)
     assert found is not None and found.tables == ["course_arrange"]
     assert "C.course_id > T1.teacher_id" in found.sql
+
+
+@pytest.mark.parametrize("sql", [
+    # the replacement's alias is a source of the subquery's own: T1 there is course
+    "SELECT T1.name FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+    "T2.teacher_id WHERE EXISTS (SELECT 1 FROM course AS T1 WHERE T1.course_id = "
+    "T2.teacher_id + 1)",
+    "SELECT T2.grade FROM teacher AS T1 JOIN course_arrange AS T2 ON T1.teacher_id = "
+    "T2.teacher_id WHERE EXISTS (SELECT 1 FROM course AS T2 WHERE T2.course_id = "
+    "T1.teacher_id + 1)",
+    "SELECT teacher.name FROM teacher JOIN course_arrange ON teacher.teacher_id = "
+    "course_arrange.teacher_id WHERE EXISTS (SELECT 1 FROM teacher WHERE teacher.teacher_id = "
+    "course_arrange.teacher_id + 1)",
+    # equal values of two affinities are not the same value: '10' < 5 is not 10 < 5
+    "SELECT T2.label FROM teacher AS T1 JOIN tcode AS T2 ON T1.teacher_id = T2.code "
+    "WHERE T1.teacher_id < 5",
+])
+def test_through_keys_only_where_the_other_column_is_the_same_value(typed_schema, sql):
+    assert unread_joins(sql, typed_schema, from_table=True, through_keys=True) is None
+
+
+@pytest.mark.parametrize("options", [{}, {"from_table": True, "through_keys": True}])
+def test_a_statement_with_using_or_natural_is_left_alone(typed_schema, options):
+    # USING (name) matches whichever earlier table has a name: leaving one out re-pairs rows
+    for join in ("JOIN c AS T3 USING (name)", "NATURAL JOIN c AS T3"):
+        sql = f"SELECT T2.v, T3.w FROM a AS T1 JOIN b AS T2 ON T1.id = T2.aid {join}"
+        assert unread_joins(sql, typed_schema, **options) is None
+        sql = (f"SELECT T2.v, T3.w FROM b AS T2 JOIN a AS T1 ON T1.id = T2.aid {join}")
+        assert unread_joins(sql, typed_schema, **options) is None
+
+
+@pytest.fixture(scope="module")
+def typed_schema(tmp_path_factory):
+    path = tmp_path_factory.mktemp("typed") / "typed.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE teacher (teacher_id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE course (course_id INTEGER PRIMARY KEY, title TEXT);
+        CREATE TABLE course_arrange (course_id INTEGER, teacher_id INTEGER, grade INTEGER);
+        CREATE TABLE tcode (code TEXT, label TEXT);
+        CREATE TABLE a (id INTEGER, name TEXT);
+        CREATE TABLE b (aid INTEGER, name TEXT, v INTEGER);
+        CREATE TABLE c (name TEXT, w INTEGER);
+    """)
+    conn.close()
+    db = open_database(path)
+    yield db.schema
+    db.close()

@@ -28,10 +28,11 @@ table written first is one of them (``FROM Students AS T1 JOIN Has_Pet AS T2 ON
 T1.student_id = T2.StuID JOIN Student AS T3 ...`` reads nothing of ``Students``, a table of
 another part of the database with a similar name; which table a model writes first does not
 change an inner join). ``read_through_join_keys``: a column read where the join makes it equal
-to another table's column is read from that one (``SELECT T1.Code FROM country AS T1 JOIN
-countrylanguage AS T2 ON T1.Code = T2.CountryCode WHERE ...`` reads ``T2.CountryCode``; a
-join on ``city`` between owners and professionals, filtered on the owners' city, is the
-professionals' own city), so a table the SQL reads only through its key is left out too.
+to another table's column is read from that one (``SELECT T2.Code FROM countrylanguage AS T1
+JOIN country AS T2 ON T2.Code = T1.CountryCode WHERE ...`` reads ``T1.CountryCode AS Code``;
+with the option above, a join on ``city`` between owners and professionals, filtered on the
+owners' city, is the professionals' own city), so a table the SQL reads only through its key
+is left out too; only between columns of one type affinity, as SQLite compares them.
 
 **A value in the wrong case** (``match_stored_case``). ``WHERE Airline = 'Jetblue Airways'``
 finds nothing when the column holds 'JetBlue Airways': SQLite compares text exactly, and a
