@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.pipelines.final_check import CASE, FROM_TABLE, JOINS, KEYS, STEP, ending_for  # noqa: E402
+from agents.pipelines.final_check import (CASE, FROM_TABLE, JOINS, KEYS, STEP,  # noqa: E402
+                                          ending_for)
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
