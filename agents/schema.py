@@ -85,6 +85,21 @@ class Column:
     examples: list = field(default_factory=list)
     description: str = ""
 
+    @property
+    def affinity(self) -> str:
+        """SQLite's type affinity of the declared type (its rules, in their order: section 3.1
+        of "Datatypes In SQLite"): how SQLite converts and compares the column's values."""
+        declared = (self.type or "").upper()
+        if "INT" in declared:
+            return "INTEGER"
+        if any(word in declared for word in ("CHAR", "CLOB", "TEXT")):
+            return "TEXT"
+        if not declared or "BLOB" in declared:
+            return "BLOB"
+        if any(word in declared for word in ("REAL", "FLOA", "DOUB")):
+            return "REAL"
+        return "NUMERIC"
+
 
 @dataclass
 class ForeignKey:

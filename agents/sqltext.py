@@ -160,6 +160,13 @@ def select_sources(select: exp.Select) -> list[exp.Expression]:
     return sources + [join.this for join in select.args.get("joins") or []]
 
 
+def select_tables(select: exp.Select) -> dict[str, str]:
+    """Alias (or name), casefolded, -> table name, for the tables among this SELECT's own
+    sources (its subqueries left out)."""
+    return {source.alias_or_name.casefold(): source.name for source in select_sources(select)
+            if isinstance(source, exp.Table)}
+
+
 def select_source_names(select: exp.Select) -> set[str]:
     """The names (aliases, or table names) a column of this SELECT may be qualified with: its
     own FROM and joins, not those of the queries around or inside it."""

@@ -32,7 +32,7 @@ import sqlglot
 from sqlglot import exp
 
 from .schema import Schema
-from .sqltext import select_source_names, select_sources
+from .sqltext import select_source_names, select_tables
 
 
 @dataclass(frozen=True)
@@ -102,24 +102,19 @@ def _read_through_keys(select: exp.Select, join: exp.Join, schema: Schema) -> li
     of its own like either side, and a column the SELECT lists keeps its name (``T2.CountryCode
     AS Code``)."""
     table, on = join.this, join.args.get("on")
-    if not isinstance(table, exp.Table) or on is None:
+    pairs = _equalities(on.unnest()) if isinstance(table, exp.Table) and on else None
+    if not pairs:
         return []
     alias = table.alias_or_name.casefold()
-    tables = {source.alias_or_name.casefold(): source.name
-              for source in select_sources(select) if isinstance(source, exp.Table)}
-    conditions = list(on.unnest().flatten()) if isinstance(on.unnest(), exp.And) else [on.unnest()]
+    tables = select_tables(select)
     partner = {}
-    for condition in conditions:
-        if not isinstance(condition, exp.EQ):
-            return []
-        sides = [condition.this, condition.expression]
-        if not all(isinstance(side, exp.Column) and side.table for side in sides):
-            return []
-        for mine, other in (sides, sides[::-1]):
-            if (mine.table.casefold() == alias and other.table.casefold() != alias
-                    and _affinity(schema, table.name, mine.name) is not None
-                    and _affinity(schema, table.name, mine.name) == _affinity(
-                        schema, tables.get(other.table.casefold()), other.name)):
+    for pair in pairs:
+        for mine, other in (pair, pair[::-1]):
+            if mine.table.casefold() != alias or other.table.casefold() == alias:
+                continue
+            affinity = _affinity(schema, table.name, mine.name)
+            if affinity is not None and affinity == _affinity(
+                    schema, tables.get(other.table.casefold()), other.name):
                 partner.setdefault(mine.name.casefold(), other)
     in_on = {id(column) for column in on.find_all(exp.Column)}
     undo = []
@@ -138,22 +133,10 @@ def _read_through_keys(select: exp.Select, join: exp.Join, schema: Schema) -> li
 
 
 def _affinity(schema: Schema, table: str | None, column: str) -> str | None:
-    """SQLite's type affinity of a column (its rules, section 3.1 of "Datatypes In SQLite"),
-    or None when the column is not known."""
+    """The column's type affinity, or None when the column is not known."""
     found = schema.table(table) if table else None
     known = found.column(column) if found is not None else None
-    if known is None:
-        return None
-    declared = (known.type or "").upper()
-    if "INT" in declared:
-        return "INTEGER"
-    if any(word in declared for word in ("CHAR", "CLOB", "TEXT")):
-        return "TEXT"
-    if not declared or "BLOB" in declared:
-        return "BLOB"
-    if any(word in declared for word in ("REAL", "FLOA", "DOUB")):
-        return "REAL"
-    return "NUMERIC"
+    return known.affinity if known is not None else None
 
 
 def _from_table_joined(select: exp.Select) -> exp.Select | None:
@@ -167,9 +150,7 @@ def _from_table_joined(select: exp.Select) -> exp.Select | None:
     if source is None or not joins or not isinstance(source.this, exp.Table):
         return None
     first = joins[0]
-    if not isinstance(first.this, exp.Table) or first.args.get("using") or first.method:
-        return None
-    if first.side or (first.kind or "INNER").upper() != "INNER":
+    if not _plain_inner_join(first):
         return None
     on = first.args.get("on")
     if on is None or not _equates_with_one_other(on.unnest(),
@@ -218,11 +199,17 @@ def _counted(star: exp.Star) -> bool:
     return isinstance(star.parent, exp.Count)
 
 
+def _plain_inner_join(join: exp.Join) -> bool:
+    """An inner join of a table (not a subquery) by an ``ON`` condition: no ``USING``,
+    ``NATURAL``, outer side or other kind."""
+    return (isinstance(join.this, exp.Table) and not join.args.get("using")
+            and not join.method and not join.side
+            and (join.kind or "INNER").upper() == "INNER")
+
+
 def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
     table = join.this
-    if not isinstance(table, exp.Table) or join.args.get("using") or join.method:
-        return False
-    if join.side or (join.kind or "INNER").upper() != "INNER":
+    if not _plain_inner_join(join):
         return False
     on = join.args.get("on")
     alias = table.alias_or_name.casefold()
@@ -243,17 +230,29 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
     return True
 
 
-def _equates_with_one_other(on: exp.Expression, alias: str, sources: set[str]) -> bool:
-    """The condition is ``a.x = b.y [AND ...]`` between this table and one other source."""
+def _equalities(on: exp.Expression) -> list[tuple[exp.Column, exp.Column]] | None:
+    """The condition's ``a.x = b.y`` parts, when it is nothing but those ``AND``-ed (every
+    column qualified), else None."""
     conditions = list(on.flatten()) if isinstance(on, exp.And) else [on]
-    others = set()
+    pairs = []
     for condition in conditions:
         if not isinstance(condition, exp.EQ):
-            return False
-        sides = [condition.this, condition.expression]
-        if not all(isinstance(s, exp.Column) and s.table for s in sides):
-            return False
-        names = {s.table.casefold() for s in sides}
+            return None
+        sides = (condition.this, condition.expression)
+        if not all(isinstance(side, exp.Column) and side.table for side in sides):
+            return None
+        pairs.append(sides)
+    return pairs
+
+
+def _equates_with_one_other(on: exp.Expression, alias: str, sources: set[str]) -> bool:
+    """The condition is ``a.x = b.y [AND ...]`` between this table and one other source."""
+    pairs = _equalities(on)
+    if pairs is None:
+        return False
+    others = set()
+    for pair in pairs:
+        names = {side.table.casefold() for side in pair}
         if alias not in names or len(names) != 2:
             return False
         others |= names - {alias}

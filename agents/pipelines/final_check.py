@@ -62,7 +62,7 @@ from ..outputs.base import Output, register
 from ..outputs.common import indent
 from ..retrieval.ranking import query_words, words
 from ..schema import quote_identifier
-from ..sqltext import format_sql, select_sources
+from ..sqltext import format_sql, select_tables
 from ..unread_joins import unread_joins
 
 JOINS = "drop_unread_joins"
@@ -247,7 +247,7 @@ def _table_of(column: exp.Column, node: exp.Expression, schema) -> str | None:
     own SELECT that has a column of that name."""
     select = node.find_ancestor(exp.Select)
     while select is not None:
-        tables = _own_tables(select)
+        tables = select_tables(select)
         if column.table:
             found = tables.get(column.table.casefold())
             if found is not None:
@@ -259,13 +259,6 @@ def _table_of(column: exp.Column, node: exp.Expression, schema) -> str | None:
             return owners.pop() if len(owners) == 1 else None
         select = select.find_ancestor(exp.Select)
     return None
-
-
-def _own_tables(select: exp.Select) -> dict[str, str]:
-    """Alias (or name), casefolded, -> table name, for the tables of this SELECT's FROM and
-    joins."""
-    return {s.alias_or_name.casefold(): s.name for s in select_sources(select)
-            if isinstance(s, exp.Table)}
 
 
 def _stored_spelling(db, table: str, column: str, value: str, timeout: float) -> str | None:
@@ -343,9 +336,13 @@ class FinalCheck(Output):
     rows: int | None = None
     kept: str | None = None
 
+    def unread_tables(self) -> list[str]:
+        """The tables left out that nothing read (the others were read through their key)."""
+        return [t for t in self.tables or [] if t not in (self.by_key or [])]
+
     def changes(self) -> list[str]:
         found = []
-        unread = [t for t in self.tables or [] if t not in (self.by_key or [])]
+        unread = self.unread_tables()
         if unread:
             found.append(f"left out the join of {', '.join(unread)}: nothing reads it and "
                          "the question does not name it")

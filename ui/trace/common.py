@@ -135,7 +135,7 @@ def render_final_check(check: FinalCheck) -> None:
         st.markdown(f"{badge('kept as it was', 'gray')} {text(check.kept)}")
         render_sql_change(check.sql_before, check.sql_after)
         return
-    unread = [t for t in check.tables or [] if t not in (check.by_key or [])]
+    unread = check.unread_tables()
     if unread:
         st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
                     f"{names(unread)}, which nothing in it reads (its columns appear only "
