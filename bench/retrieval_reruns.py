@@ -1,16 +1,17 @@
 """Recorded runs asked on a merged file run again, from schema retrieval, where retrieval now
-finds other stored values for the question.
+keeps other tables or finds other stored values for the question.
 
 ``python bench/retrieval_reruns.py --results bench/results/merged-seed7-selection --data
 ../shared/data/spider --out bench/results/valuecap-merged-seed7-selection.json``
 
 The Schema Retriever ranks tables by the question's words and by the stored values the question
 names (:mod:`agents.retrieval.ranking`); the ranking and the fit to the budget are deterministic
-given those values, so a run whose question finds the same values as recorded keeps the same
-tables, the same prompts and, at temperature 0, the same answer. Only the runs whose retrieval
-step would now be shown other values are run again, from that step, on the file the folder was
-asked on (its manifest's ``ask_db``); a change to how values are found (the value index's caps,
-say) is measured that way at the cost of the runs it touches. Nothing is asserted: it is a
+given those values, so a run whose question finds the same values and keeps the same tables as
+recorded has the same prompts and, at temperature 0, the same answer. Only the runs whose
+retrieval step would now keep other tables or columns, or be shown other values, are run again,
+from that step, on the file the folder was asked on (its manifest's ``ask_db``); a change to how
+values are found (the value index's caps, say) or to which tables are kept (the part floor) is
+measured that way at the cost of the runs it touches. Nothing is asserted: it is a
 measurement.
 """
 
@@ -25,25 +26,33 @@ from agents.evaluation.resume_recorded import _manifest, main as resume_main  # 
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
-from agents.retrieval.stage import GROUNDING  # noqa: E402
-from agents.value_grounding import ground_question  # noqa: E402
+from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
+from agents.retrieval.fit import form_cost  # noqa: E402
+from agents.retrieval.stage import choose  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from csma_rewrites import _database  # noqa: E402
 from first_drafts import read_answers  # noqa: E402
 
 
-def values_changed(asked_on: str):
-    """The finder of runs to resume: a run's retrieval step, when the question's values found
-    now on ``asked_on`` (the file the folder was asked on) differ from those recorded."""
+def retrieval_changed(asked_on: str):
+    """The finder of runs to resume: a run's retrieval step, when what retrieval keeps now on
+    ``asked_on`` (the file the folder was asked on), within the recorded budget, or the
+    question's values it finds, differ from those recorded."""
     def find(run: Run) -> int | None:
         index = next((i for i, e in enumerate(run.events) if e.step == RETRIEVE), None)
         db = _database(asked_on)
         if index is None or db is None:
             return None
-        recorded = (run.events[index].parsed or {}).get("values") or []
-        now = [m.condition() for m in ground_question(db, run.question, GROUNDING).matches]
-        return index if now != recorded else None
+        event = run.events[index]
+        pipeline = get_pipeline(run.pipeline)
+        params = {**{p.name: p.default for p in pipeline.params}, **(run.params or {})}
+        cost = form_cost(pipeline.retrieval.forms(params))
+        now = choose(db, run.question, run.evidence, cost, int(event.inputs["budget"]))
+        values = [m.condition() for m in now.grounding.matches]
+        kept = (event.data or {}).get(RETRIEVED_SCHEMA)
+        recorded = (event.parsed or {}).get("values") or []
+        return index if values != recorded or now.fit.selection != kept else None
     return find
 
 
@@ -63,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{folder} was asked on each question's own database: retrieval runs "
                          "only on a merged file (give --ask-db for a folder without a manifest)")
     pipeline, _ = read_answers(folder, None)
-    return resume_main(argv, get_pipeline(pipeline), values_changed(asked_on),
+    return resume_main(argv, get_pipeline(pipeline), retrieval_changed(asked_on),
                        retrieval_after, __doc__.split("\n\n")[0])
 
 

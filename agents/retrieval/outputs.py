@@ -24,6 +24,12 @@ def kept_because(row: dict) -> str:
     return "; ".join(why) or "no match"
 
 
+def apart_sentence(apart: list[str]) -> str:
+    """Why the tables in ``apart`` were left out although they scored over the floor."""
+    return (f"{len(apart)} of them matched, but their part of the schema (the tables their "
+            f"foreign keys connect) matches the question only weakly")
+
+
 @register
 @dataclass
 class SchemaRetrieval(Output):
@@ -39,6 +45,8 @@ class SchemaRetrieval(Output):
     kept: list[dict] = field(default_factory=list)
     dropped: int = 0                      # tables left out
     dropped_best: list[str] = field(default_factory=list)  # the best-ranked of them
+    # tables over the floor left out because their part of the schema matches only weakly
+    apart: list[str] = field(default_factory=list)
     tables: int = 0                       # tables in the database
     columns: int = 0                      # columns in the database
     budget: int = 0                       # tokens the schema text could take in each prompt
@@ -59,6 +67,8 @@ class SchemaRetrieval(Output):
             best = ", ".join(self.dropped_best[:10])
             lines.append(f"  dropped {self.dropped} table(s)" + (f", best ranked: {best}"
                                                                   if best else ""))
+        if self.apart:
+            lines.append(f"  {apart_sentence(self.apart)}: " + ", ".join(self.apart[:10]))
         if self.values:
             lines.append("  stored values named: " + "; ".join(self.values[:5]))
         return lines

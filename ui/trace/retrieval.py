@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.retrieval import SchemaRetrieval
-from agents.retrieval.outputs import kept_because
+from agents.retrieval.outputs import apart_sentence, kept_because
 
 from ui.format import md_text
 
@@ -31,6 +31,8 @@ def render_retrieval(found: SchemaRetrieval) -> None:
         shown = names(found.dropped_best[:10]) if found.dropped_best else ""
         st.caption(f"{found.dropped:,} table(s) left out" +
                    (f"; the best ranked of them: {shown}" if shown else ""))
+    if found.apart:
+        st.caption(f"{apart_sentence(found.apart)}: {names(found.apart[:10])}")
     if found.values:
         st.caption("Stored values the question names: " +
                    "; ".join(md_text(v) for v in found.values[:5]))
