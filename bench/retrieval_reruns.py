@@ -27,7 +27,7 @@ from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
-from agents.retrieval.fit import form_cost  # noqa: E402
+from agents.retrieval.fit import NothingFits, form_cost  # noqa: E402
 from agents.retrieval.stage import choose  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -37,18 +37,23 @@ from first_drafts import read_answers  # noqa: E402
 
 def retrieval_changed(asked_on: str):
     """The finder of runs to resume: a run's retrieval step, when what retrieval keeps now on
-    ``asked_on`` (the file the folder was asked on), within the recorded budget, or the
-    question's values it finds, differ from those recorded."""
+    ``asked_on`` (the file the folder was asked on), within the recorded budget and with the
+    recorded parameters, or the question's values it finds, differ from those recorded (a
+    ``--param`` that changes how the schema is rendered is not seen here)."""
     def find(run: Run) -> int | None:
         index = next((i for i, e in enumerate(run.events) if e.step == RETRIEVE), None)
         db = _database(asked_on)
         if index is None or db is None:
             return None
         event = run.events[index]
+        if event.status != "ok":
+            return None           # it failed before choosing (no room at all): it would again
         pipeline = get_pipeline(run.pipeline)
-        params = {**{p.name: p.default for p in pipeline.params}, **(run.params or {})}
-        cost = form_cost(pipeline.retrieval.forms(params))
-        now = choose(db, run.question, run.evidence, cost, int(event.inputs["budget"]))
+        cost = form_cost(pipeline.retrieval.forms(pipeline.resolve_recorded(run.params)))
+        try:
+            now = choose(db, run.question, run.evidence, cost, int(event.inputs["budget"]))
+        except NothingFits:
+            return index          # it kept tables then and would fail now
         values = [m.condition() for m in now.grounding.matches]
         kept = (event.data or {}).get(RETRIEVED_SCHEMA)
         recorded = (event.parsed or {}).get("values") or []

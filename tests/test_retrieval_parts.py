@@ -138,3 +138,34 @@ def test_recorded_runs_are_resumed_only_where_retrieval_now_keeps_other_tables(m
     del retrieval.data[STATE_KEY]["chart_singer"]
     retrieval.parsed["values"] = []
     assert find(run) == 0                      # recorded with other values
+
+
+def test_the_finder_passes_over_a_recorded_retrieval_that_failed_and_resumes_one_now_failing(
+        monkeypatch, charts_db):
+    from test_resume_recorded import bench_script
+
+    reruns = bench_script(monkeypatch, "retrieval_reruns")
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        run = run_to_end(start_run(BASELINE, QUESTION, charts_db,
+                                   client(server, n_ctx=CONTEXT)))
+    find = reruns.retrieval_changed(str(charts_db.path))
+    retrieval = run.events[0]
+    retrieval.inputs["budget"] = 5            # no table fits now: a change, not a crash
+    assert find(run) == 0
+    retrieval.status = "error"                # failed when recorded: it would fail again
+    assert find(run) is None
+
+
+def test_a_question_no_table_matches_is_noted_even_when_nothing_fits(tmp_path):
+    columns = ", ".join(f"measure_{i} REAL" for i in range(1500))
+    script = f"CREATE TABLE readings (reading_id INTEGER PRIMARY KEY, {columns});"
+    db = open_database(make_db(tmp_path / "huge.sqlite", script))
+    try:
+        with ScriptedLLM(context_size=CONTEXT) as server:
+            run = run_to_end(start_run(BASELINE, "Zzyzx?", db, client(server, n_ctx=CONTEXT)))
+            assert run.status == "failed" and "too large for the model's context" in run.error
+            assert any("no table matches" in note for note in run.events[0].notes)
+            assert not server.requests
+    finally:
+        db.close()

@@ -8,8 +8,10 @@ look-alikes come from: the ``countries`` of a cars schema for a question about t
 ``country``, another school's ``Student``. :func:`strong_parts` is the rule the Schema
 Retriever applies with it (:data:`agents.retrieval.stage.PART_FLOOR`).
 
-A table with no foreign key at all is a part of its own and says nothing either way (a
-database that declares no keys is all such tables): the rule leaves it to the plain floor.
+A table that no foreign key links to another table is a part of its own and says nothing either
+way (a database that declares no keys is all such tables): the rule leaves it to the plain
+floor. Links are those :func:`~.fit.foreign_key_links` gives, which the ranking and the join
+paths use too.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .fit import foreign_key_links
 @dataclass(frozen=True)
 class Parts:
     """Each table's part (``of``: table -> the first table of its part, in schema order) and
-    the tables that have no foreign key at all (``alone``)."""
+    the tables no foreign key links to another table (``alone``)."""
 
     of: dict[str, str]
     alone: frozenset[str]
@@ -48,7 +50,7 @@ def schema_parts(schema) -> Parts:
 def strong_parts(candidates: list[str], scores: dict[str, float], parts: Parts,
                  share: float) -> list[str]:
     """``candidates`` (in their order) less the tables of a part whose best candidate scores
-    under ``share`` of the best score; tables without a foreign key always stay."""
+    under ``share`` of the best score; tables no foreign key links to another always stay."""
     best = max((scores.get(n, 0.0) for n in candidates), default=0.0)
     strong = {parts.of.get(n, n) for n in candidates if scores.get(n, 0.0) >= share * best}
     return [n for n in candidates if n in parts.alone or parts.of.get(n, n) in strong]

@@ -132,16 +132,16 @@ def retrieve(ctx: StepContext) -> str:
         raise StepError(f"the prompts leave no room for any schema: the model's context of "
                         f"{context_size(ctx.llm):,} tokens is taken by the instructions, the "
                         f"answer and the question; raise the context ({context_setting(ctx.llm)})")
+    ranked = candidates(ctx.db, ctx.question, ctx.evidence)
+    if not ranked.matched:
+        ctx.note("no table matches the question's words or values: tables kept in "
+                 "database order")
     try:
-        chosen = choose(ctx.db, ctx.question, ctx.evidence, form_cost(spec.forms(ctx.params)),
-                        budget)
+        chosen = ranked.fitted(form_cost(spec.forms(ctx.params)), budget)
     except NothingFits as exc:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
                         f"context ({context_setting(ctx.llm)}) or ask about a smaller "
                         f"database") from None
-    if not chosen.matched:
-        ctx.note("no table matches the question's words or values: tables kept in "
-                 "database order")
     ranking, result, grounding = chosen.ranking, chosen.fit, chosen.grounding
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
@@ -160,31 +160,55 @@ def retrieve(ctx: StepContext) -> str:
 
 
 @dataclass
+class Candidates:
+    """The tables retrieval would keep for a question, best first (``order``), before the
+    budget: the ranking, the stored values it ranked with, and the tables over the floor that
+    :data:`PART_FLOOR` set apart; ``matched`` is False when no table matched at all and the
+    tables are taken in database order."""
+
+    schema: Schema
+    ranking: Ranking
+    grounding: Grounding
+    order: list[str]
+    apart: list[str]
+    matched: bool
+
+    def fitted(self, cost, budget: int) -> "Chosen":
+        """What fits ``budget`` (measured by ``cost``). Raises :class:`NothingFits`."""
+        return Chosen(ranking=self.ranking, grounding=self.grounding, apart=self.apart,
+                      fit=fit(self.schema, self.order, self.ranking.columns, cost, budget))
+
+
+@dataclass
 class Chosen:
     """What retrieval chose for a question: the ranking, the stored values it ranked with,
-    the tables over the floor that :data:`PART_FLOOR` set apart, and what was kept (``fit``);
-    ``matched`` is False when no table matched and tables were taken in database order."""
+    the tables over the floor that :data:`PART_FLOOR` set apart, and what was kept (``fit``)."""
 
     ranking: Ranking
     grounding: Grounding
     apart: list[str]
     fit: Fit
-    matched: bool
 
 
-def choose(db, question: str, evidence: str | None, cost, budget: int,
-           floor: float = RELATIVE_FLOOR, part_floor: float = PART_FLOOR) -> Chosen:
-    """Rank ``db``'s tables for the question and keep what fits ``budget`` (measured by
-    ``cost``): the Schema Retriever's choice, with no run around it (benchmarks replay it).
-    Raises :class:`NothingFits`."""
+def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_FLOOR,
+               part_floor: float = PART_FLOOR) -> Candidates:
+    """Rank ``db``'s tables for the question and apply the floors."""
     schema = db.schema
     grounding = ground_question(db, question, GROUNDING)
     ranking = rank(schema, question, evidence or "", grounding.matches)
     over = over_floor(ranking, floor)
-    order = over_floor(ranking, floor, schema_parts(schema), part_floor)
-    result = fit(schema, order or list(ranking.order), ranking.columns, cost, budget)
-    return Chosen(ranking=ranking, grounding=grounding,
-                  apart=[n for n in over if n not in order], fit=result, matched=bool(order))
+    order = over_floor(ranking, floor, schema_parts(schema), part_floor) or over
+    return Candidates(schema=schema, ranking=ranking, grounding=grounding,
+                      order=order or list(ranking.order),
+                      apart=[n for n in over if n not in order], matched=bool(over))
+
+
+def choose(db, question: str, evidence: str | None, cost, budget: int,
+           floor: float = RELATIVE_FLOOR, part_floor: float = PART_FLOOR) -> Chosen:
+    """The Schema Retriever's choice, with no run around it (benchmarks replay it): the
+    candidates for the question, kept within ``budget`` (measured by ``cost``). Raises
+    :class:`NothingFits`."""
+    return candidates(db, question, evidence, floor, part_floor).fitted(cost, budget)
 
 
 def over_floor(ranking, floor: float = RELATIVE_FLOOR, parts=None,
