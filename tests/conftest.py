@@ -60,6 +60,18 @@ def sample_dbs(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def charts_db(tmp_path_factory):
+    """:func:`dbfactory.build_charts_db`, opened read-only: a schema over the prompt budget
+    with a look-alike part beside the singers and concerts."""
+    from agents.database import open_database
+    from dbfactory import build_charts_db
+
+    database = open_database(build_charts_db(tmp_path_factory.mktemp("charts") / "c.sqlite"))
+    yield database
+    database.close()
+
+
+@pytest.fixture(scope="session")
 def real_llm():
     """The embedded model served in-process on 127.0.0.1 (skips when its wheels are absent)."""
     from agents import local_model

@@ -164,6 +164,25 @@ def build_wide_db(path: Path, tables: int = 1000, columns: int = 13, seed: int =
     return make_db(path, wide_schema_sql(tables, columns, seed))
 
 
+# a charts application beside the concerts one: its singer table matches "names" and "singers"
+# and its weekly table "sang", each well enough to pass the floor, but neither as well as half
+# the concerts' best table
+CHARTS_SQL = """
+CREATE TABLE chart_singer (chart_singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT);
+CREATE TABLE chart_week (week_id INTEGER PRIMARY KEY, week TEXT, sang TEXT, position INTEGER,
+                         movement TEXT, peak INTEGER, weeks_on INTEGER, label TEXT,
+                         sales INTEGER, streams INTEGER, airplay INTEGER, debut TEXT,
+                         exit TEXT, rival TEXT, note TEXT, source TEXT,
+                         chart_singer_id INTEGER REFERENCES chart_singer(chart_singer_id));
+"""
+
+
+def build_charts_db(path: Path) -> Path:
+    """300 distractor tables of :func:`wide_schema_sql`, the singers and concerts among them,
+    and :data:`CHARTS_SQL` beside them, at ``path``."""
+    return make_db(path, wide_schema_sql(300).replace("COMMIT;", CHARTS_SQL + "COMMIT;"))
+
+
 TWO_SINGERS_SQL = ("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT); "
                    "INSERT INTO singer VALUES (1, 'Ana', 'France'), (2, 'Bo', 'Chile');")
 

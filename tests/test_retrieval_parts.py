@@ -1,13 +1,11 @@
 """Schema retrieval's part rule: a table that matches the question well enough to pass the floor
 is still left out when its part of the schema (the tables its foreign keys connect) matches the
 question only weakly -- a look-alike of another application in the same file -- and the trace
-says so; a table with no foreign key is left to the floor alone."""
+says so; a table no foreign key links to another is left to the floor alone."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
-
-import pytest
 
 from agents.database import open_database
 from agents.engine import run_to_end, start_run
@@ -16,21 +14,9 @@ from agents.retrieval.fit import form_cost
 from agents.retrieval.parts import Parts, schema_parts, strong_parts
 from agents.retrieval.stage import PART_FLOOR, RELATIVE_FLOOR, choose, over_floor
 from agents.schema import Column, ForeignKey, Schema, Table
-from dbfactory import make_db, wide_schema_sql
+from dbfactory import make_db
 from scripted_llm import ScriptedLLM
 from test_retrieval import CONTEXT, QUESTION, answer, client
-
-# a charts application beside the concerts one: its singer table matches "names" and "singers"
-# and its weekly table "sang", each well enough to pass the floor, but neither as well as half
-# the concerts' best table
-CHARTS = """
-CREATE TABLE chart_singer (chart_singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT);
-CREATE TABLE chart_week (week_id INTEGER PRIMARY KEY, week TEXT, sang TEXT, position INTEGER,
-                         movement TEXT, peak INTEGER, weeks_on INTEGER, label TEXT,
-                         sales INTEGER, streams INTEGER, airplay INTEGER, debut TEXT,
-                         exit TEXT, rival TEXT, note TEXT, source TEXT,
-                         chart_singer_id INTEGER REFERENCES chart_singer(chart_singer_id));
-"""
 
 
 def table(name: str) -> Table:
@@ -72,13 +58,13 @@ def test_the_floor_without_parts_is_as_before():
     assert over_floor(ranking, parts=parts, part_floor=0) == ["a", "x"]
 
 
-@pytest.fixture(scope="module")
-def charts_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("charts") / "charts.sqlite"
-    make_db(path, wide_schema_sql(300).replace("COMMIT;", CHARTS + "COMMIT;"))
-    database = open_database(path)
-    yield database
-    database.close()
+def charts_run(db):
+    """``baseline`` asked the singers question on ``db`` against a scripted server with an
+    8,192-token context: the run, and the requests it sent."""
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        run = run_to_end(start_run(BASELINE, QUESTION, db, client(server, n_ctx=CONTEXT)))
+    return run, server.requests
 
 
 def test_retrieval_sets_a_look_alike_part_apart_and_the_trace_names_it(charts_db):
@@ -91,21 +77,18 @@ def test_retrieval_sets_a_look_alike_part_apart_and_the_trace_names_it(charts_db
         assert name in plain.fit.selection
     assert not plain.apart
 
-    with ScriptedLLM(context_size=CONTEXT) as server:
-        server.when(lambda req: True, answer)
-        run = run_to_end(start_run(BASELINE, QUESTION, charts_db,
-                                   client(server, n_ctx=CONTEXT)))
-        assert run.status == "done", run.error
-        retrieval = run.events[0].output
-        kept = {row["table"] for row in retrieval.kept}
-        assert {"singer", "concert", "singer_in_concert"} <= kept
-        assert not kept & {"chart_singer", "chart_week"}
-        assert retrieval.apart == ["chart_week", "chart_singer"]
-        assert all("chart_" not in str(m.get("content")) for req in server.requests
-                   for m in req["messages"])
-        text = "\n".join(retrieval.text_lines())
-        assert ("2 of them matched, but their part of the schema (the tables their foreign keys "
-                "connect) matches the question only weakly: chart_week, chart_singer") in text
+    run, requests = charts_run(charts_db)
+    assert run.status == "done", run.error
+    retrieval = run.events[0].output
+    kept = {row["table"] for row in retrieval.kept}
+    assert {"singer", "concert", "singer_in_concert"} <= kept
+    assert not kept & {"chart_singer", "chart_week"}
+    assert retrieval.apart == ["chart_week", "chart_singer"]
+    assert requests and all("chart_" not in str(m.get("content")) for req in requests
+                            for m in req["messages"])
+    text = "\n".join(retrieval.text_lines())
+    assert ("2 of them matched, but their part of the schema (the tables their foreign keys "
+            "connect) matches the question only weakly: chart_week, chart_singer") in text
 
 
 def test_a_run_recorded_before_the_rule_reads_back_with_nothing_set_apart():
@@ -126,10 +109,7 @@ def test_recorded_runs_are_resumed_only_where_retrieval_now_keeps_other_tables(m
     from test_resume_recorded import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
-    with ScriptedLLM(context_size=CONTEXT) as server:
-        server.when(lambda req: True, answer)
-        run = run_to_end(start_run(BASELINE, QUESTION, charts_db,
-                                   client(server, n_ctx=CONTEXT)))
+    run, _ = charts_run(charts_db)
     find = reruns.retrieval_changed(str(charts_db.path))
     assert find(run) is None
     retrieval = run.events[0]
@@ -145,10 +125,7 @@ def test_the_finder_passes_over_a_recorded_retrieval_that_failed_and_resumes_one
     from test_resume_recorded import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
-    with ScriptedLLM(context_size=CONTEXT) as server:
-        server.when(lambda req: True, answer)
-        run = run_to_end(start_run(BASELINE, QUESTION, charts_db,
-                                   client(server, n_ctx=CONTEXT)))
+    run, _ = charts_run(charts_db)
     find = reruns.retrieval_changed(str(charts_db.path))
     retrieval = run.events[0]
     retrieval.inputs["budget"] = 5            # no table fits now: a change, not a crash
