@@ -51,13 +51,14 @@ def retrieval_changed(asked_on: str):
         pipeline = get_pipeline(run.pipeline)
         cost = form_cost(pipeline.retrieval.forms(pipeline.resolve_recorded(run.params)))
         try:
-            now = choose(db, run.question, run.evidence, cost, int(event.inputs["budget"]))
+            found, kept_now = choose(db, run.question, run.evidence, cost,
+                                     int(event.inputs["budget"]))
         except NothingFits:
             return index          # it kept tables then and would fail now
-        values = [m.condition() for m in now.grounding.matches]
+        values = [m.condition() for m in found.grounding.matches]
         kept = (event.data or {}).get(RETRIEVED_SCHEMA)
         recorded = (event.parsed or {}).get("values") or []
-        return index if values != recorded or now.fit.selection != kept else None
+        return index if values != recorded or kept_now.selection != kept else None
     return find
 
 

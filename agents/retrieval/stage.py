@@ -137,12 +137,12 @@ def retrieve(ctx: StepContext) -> str:
         ctx.note("no table matches the question's words or values: tables kept in "
                  "database order")
     try:
-        chosen = ranked.fitted(form_cost(spec.forms(ctx.params)), budget)
+        result = ranked.fitted(form_cost(spec.forms(ctx.params)), budget)
     except NothingFits as exc:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
                         f"context ({context_setting(ctx.llm)}) or ask about a smaller "
                         f"database") from None
-    ranking, result, grounding = chosen.ranking, chosen.fit, chosen.grounding
+    ranking = ranked.ranking
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
     kept = schema.subset(result.selection)
@@ -152,10 +152,10 @@ def retrieve(ctx: StepContext) -> str:
         dropped=len(schema.tables) - len(kept.tables),
         dropped_best=[n for n in ranking.order if n not in result.selection
                       and ranking.own.get(n, 0.0) > 0][:SHOWN_DROPPED],
-        apart=[n for n in chosen.apart if n not in result.selection],
+        apart=[n for n in ranked.apart if n not in result.selection],
         tables=len(schema.tables), columns=sum(len(t.columns) for t in schema.tables),
         budget=budget, tokens=result.tokens, schema_tokens=whole,
-        context=context_size(ctx.llm), values=[m.condition() for m in grounding.matches]))
+        context=context_size(ctx.llm), values=[m.condition() for m in ranked.grounding.matches]))
     return ctx.pipeline.start_step(ctx)
 
 
@@ -173,21 +173,10 @@ class Candidates:
     apart: list[str]
     matched: bool
 
-    def fitted(self, cost, budget: int) -> "Chosen":
-        """What fits ``budget`` (measured by ``cost``). Raises :class:`NothingFits`."""
-        return Chosen(ranking=self.ranking, grounding=self.grounding, apart=self.apart,
-                      fit=fit(self.schema, self.order, self.ranking.columns, cost, budget))
-
-
-@dataclass
-class Chosen:
-    """What retrieval chose for a question: the ranking, the stored values it ranked with,
-    the tables over the floor that :data:`PART_FLOOR` set apart, and what was kept (``fit``)."""
-
-    ranking: Ranking
-    grounding: Grounding
-    apart: list[str]
-    fit: Fit
+    def fitted(self, cost, budget: int) -> Fit:
+        """What of ``order`` fits ``budget`` (measured by ``cost``). Raises
+        :class:`NothingFits`."""
+        return fit(self.schema, self.order, self.ranking.columns, cost, budget)
 
 
 def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_FLOOR,
@@ -197,18 +186,21 @@ def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_
     grounding = ground_question(db, question, GROUNDING)
     ranking = rank(schema, question, evidence or "", grounding.matches)
     over = over_floor(ranking, floor)
-    order = over_floor(ranking, floor, schema_parts(schema), part_floor) or over
+    order = (strong_parts(over, ranking.scores, schema_parts(schema), part_floor)
+             if part_floor else over) or over
     return Candidates(schema=schema, ranking=ranking, grounding=grounding,
                       order=order or list(ranking.order),
                       apart=[n for n in over if n not in order], matched=bool(over))
 
 
 def choose(db, question: str, evidence: str | None, cost, budget: int,
-           floor: float = RELATIVE_FLOOR, part_floor: float = PART_FLOOR) -> Chosen:
+           floor: float = RELATIVE_FLOOR,
+           part_floor: float = PART_FLOOR) -> tuple[Candidates, Fit]:
     """The Schema Retriever's choice, with no run around it (benchmarks replay it): the
-    candidates for the question, kept within ``budget`` (measured by ``cost``). Raises
-    :class:`NothingFits`."""
-    return candidates(db, question, evidence, floor, part_floor).fitted(cost, budget)
+    candidates for the question, and what of them fits ``budget`` (measured by ``cost``).
+    Raises :class:`NothingFits`."""
+    found = candidates(db, question, evidence, floor, part_floor)
+    return found, found.fitted(cost, budget)
 
 
 def over_floor(ranking, floor: float = RELATIVE_FLOOR, parts=None,
