@@ -629,3 +629,24 @@ def test_a_checks_own_sql_that_failed_on_a_name_is_read_for_the_rewrite(csma_rew
     ran = StepEvent.from_dict({**check.to_dict(), "parsed": {
         "own_sql": "SELECT 1", "own_execution": "ran without error and returned 1 row(s)"}})
     assert csma_rewrites.failing_sql(ran) is None
+
+
+def test_a_few_named_questions_are_resumed_and_their_report_continues_only_as_such(tmp_path):
+    """``--question`` measures a change known to touch a few questions: only their records
+    are resumed, a mistyped id is refused rather than measuring nothing, and a report of some
+    questions is not continued as one of others."""
+    from agents.evaluation.resume_recorded import chosen_records, earlier_report, summary
+
+    records = [{"question_id": q, "pipeline": p} for q in (1, 2, 3) for p in ("a", "b")]
+    assert [r["question_id"] for r in chosen_records(records, "a", [])] == [1, 2, 3]
+    assert chosen_records(records, "a", [3, 1]) == [{"question_id": 1, "pipeline": "a"},
+                                                    {"question_id": 3, "pipeline": "a"}]
+    with pytest.raises(SystemExit, match="no a record for question 7"):
+        chosen_records(records, "a", [1, 7])
+    settings = {"results": "r", "pipeline": "a", "params": {}, "examples": None, "records": 1,
+                "machine": {}, "only": [1]}
+    out = tmp_path / "report.json"
+    out.write_text(json.dumps(summary([], {**settings, "sittings": []})))
+    assert earlier_report(out, settings) == {"rows": [], "sittings": []}
+    with pytest.raises(SystemExit, match="another only"):
+        earlier_report(out, {**settings, "only": [3]})

@@ -166,6 +166,26 @@ def test_of_two_look_alike_tables_the_one_whose_neighbours_match_ranks_first(tmp
     assert "chart_song" not in unmatched.linked and unmatched.scores["chart_song"] == 0
 
 
+POSSESSIVE = """
+CREATE TABLE advisor (s_id TEXT, i_id TEXT);
+CREATE TABLE pupil (id INTEGER PRIMARY KEY, name TEXT);
+"""
+
+
+def test_a_possessive_s_is_not_a_word_of_the_question(tmp_path):
+    from agents.retrieval.ranking import query_words
+
+    assert query_words("What is Kyle's id?") == ["kyle", "id"]
+    assert query_words("each owner\u2019s dogs's name") == ["owner", "dog", "name"]
+    assert query_words("students' names") == ["student", "name"]
+    assert query_words("the section s of block h") == ["section", "s", "block", "h"]
+    schema = introspect(sqlite3.connect(make_db(tmp_path / "p.sqlite", POSSESSIVE)), "p")
+    # the "s" of "Kyle's" would match s_id as if the question named it
+    ranking = rank(schema, "What is Kyle's id?", value_matches=[
+        {"table": "pupil", "column": "name"}])
+    assert ranking.order[0] == "pupil" and "s" not in ranking.matched.get("advisor", [])
+
+
 def test_a_kept_table_names_the_neighbour_only_when_its_share_lifted_it_over_the_floor():
     from agents.retrieval.ranking import Ranking
     from agents.retrieval.stage import _row

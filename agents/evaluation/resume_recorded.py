@@ -136,7 +136,7 @@ def earlier_report(out: Path, settings: dict) -> dict:
             return Path(earlier[key]).resolve() == Path(settings[key]).resolve()
         return earlier.get(key) == settings.get(key)
 
-    differing = [k for k in ("results", "pipeline", "params", "examples", "ask_db")
+    differing = [k for k in ("results", "pipeline", "params", "examples", "ask_db", "only")
                  if not same(k)]
     if differing:
         raise SystemExit(f"--continue: {out} was measured with another "
@@ -192,6 +192,20 @@ def measure(records: list[dict], resume_one: Callable[[dict], dict], out: Path,
     return final, status
 
 
+def chosen_records(records: list[dict], pipeline: str, questions: list[int]) -> list[dict]:
+    """The records of ``pipeline`` to resume: all of them, or only those of ``questions``
+    (every one of which must have a record: a mistyped id would silently measure nothing)."""
+    mine = [r for r in records if r["pipeline"] == pipeline]
+    if not questions:
+        return mine
+    chosen = [r for r in mine if r["question_id"] in questions]
+    missing = sorted(set(questions) - {r["question_id"] for r in chosen})
+    if missing:
+        raise SystemExit(f"--question: no {pipeline} record for question "
+                         f"{', '.join(map(str, missing))}")
+    return chosen
+
+
 def leading_option(argv: list[str] | None, option: str, choices: list[str], doc: str,
                    check: Callable[[str], None] | None = None) -> tuple[str, list[str]]:
     """A script's required ``option`` that decides what the rest of its arguments mean (the
@@ -241,6 +255,10 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     parser.add_argument("--ask-db", default=None,
                         help="the file the folder's questions were asked on, where its manifest's "
                              "ask_db path is not there (a merged file built again elsewhere)")
+    parser.add_argument("--question", dest="questions", action="append", type=int, default=[],
+                        metavar="ID", help="resume only this question's record (repeatable): a "
+                        "change known to touch a few questions measured on top of an earlier "
+                        "report; the report holds those records only")
     parser.add_argument("--out", required=True)
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep the rows of an earlier, stopped report at --out and resume "
@@ -263,11 +281,12 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     results_file = Path(args.results) / "results.jsonl"
     if not results_file.is_file():
         raise SystemExit(f"--results: no results.jsonl in {args.results}")
-    records = [r for r in ResultsFile(results_file).read() if r["pipeline"] == pipeline.name]
+    records = chosen_records(ResultsFile(results_file).read(), pipeline.name, args.questions)
     # the load beside the measurement is in its sittings (one per invocation)
     settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name,
                 "params": overrides, "examples": examples, "records": len(records),
-                **({"ask_db": ask_path} if ask_path else {})}
+                **({"ask_db": ask_path} if ask_path else {}),
+                **({"only": sorted(args.questions)} if args.questions else {})}
     out = Path(args.out)
     if args.continue_:
         earlier = earlier_report(out, settings)

@@ -44,6 +44,9 @@ or show than that the their them there these they this those to was were what wh
 who whom whose why will with all any give find tell number many much""".split())
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
+# "Kyle's id": the possessive ending is not a word of the question; kept, its "s" would match
+# every identifier it begins (``s_ID``) as if the question named it.
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
@@ -64,7 +67,8 @@ def words(text: str) -> list[str]:
 
 def query_words(question: str, evidence: str = "") -> list[str]:
     """The words of the question and its evidence that can say which table is meant."""
-    return [w for w in words(f"{question} {evidence}") if w not in STOP_WORDS]
+    text = _POSSESSIVE.sub("", f"{question} {evidence}")
+    return [w for w in words(text) if w not in STOP_WORDS]
 
 
 @dataclass
