@@ -19,7 +19,9 @@ folder was evaluated with (its manifest's ``examples``, or ``--examples``), sinc
 may look examples up again (a ``selection`` candidate written anew does). The report is written
 after every resumed run and lists its sittings (start, end, commit, load average;
 :mod:`.sittings`); ``--continue`` picks a stopped measurement up where it ended. A results
-line without a run (its database could not be opened) keeps its verdict too.
+line without a run (its database could not be opened) keeps its verdict too. ``--question``
+resumes only the named questions' records: a change known to touch a few questions is measured
+at the cost of those runs, and their rows laid over an earlier report's by whoever reads both.
 """
 
 from __future__ import annotations
@@ -119,9 +121,10 @@ def summary(rows: list[dict], settings: dict) -> dict:
 
 def earlier_report(out: Path, settings: dict) -> dict:
     """The earlier report at ``out`` that a continued measurement carries on: its rows and
-    sittings are kept when it measured the same folder, pipeline, parameters and example bank
-    (paths compared as the files they name); otherwise a clear refusal (continuing under other
-    settings would mix two measurements in one report). No report yet: an empty one."""
+    sittings are kept when it measured the same folder, pipeline, parameters, example bank,
+    file asked on and questions (paths compared as the files they name); otherwise a clear
+    refusal (continuing under other settings would mix two measurements in one report). No
+    report yet: an empty one."""
     try:
         earlier = json.loads(out.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -257,8 +260,8 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
                              "ask_db path is not there (a merged file built again elsewhere)")
     parser.add_argument("--question", dest="questions", action="append", type=int, default=[],
                         metavar="ID", help="resume only this question's record (repeatable): a "
-                        "change known to touch a few questions measured on top of an earlier "
-                        "report; the report holds those records only")
+                        "change known to touch a few questions, its rows to be read over an "
+                        "earlier report's; the report holds those records only")
     parser.add_argument("--out", required=True)
     parser.add_argument("--continue", dest="continue_", action="store_true",
                         help="keep the rows of an earlier, stopped report at --out and resume "
@@ -286,7 +289,7 @@ def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: D
     settings = {"machine": machine_info(), "results": args.results, "pipeline": pipeline.name,
                 "params": overrides, "examples": examples, "records": len(records),
                 **({"ask_db": ask_path} if ask_path else {}),
-                **({"only": sorted(args.questions)} if args.questions else {})}
+                **({"only": sorted(set(args.questions))} if args.questions else {})}
     out = Path(args.out)
     if args.continue_:
         earlier = earlier_report(out, settings)

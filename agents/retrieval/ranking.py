@@ -16,7 +16,8 @@ one whose neighbours match it too (``concert``, ``stadium``) is the one it is ab
 the question only reaches through a matching one (a link table) ranks above unrelated noise.
 
 Words are compared after a light normalisation (identifiers split at ``_`` and case changes,
-lower case, a plural ``s`` dropped), which is what lets "singers" meet ``singer_id``.
+lower case, a plural ``s`` dropped), which is what lets "singers" meet ``singer_id``; a
+question's possessive ``'s`` is not one of its words.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ who whom whose why will with all any give find tell number many much""".split())
 _WORD = re.compile(r"[A-Za-z]+|\d+")
 # "Kyle's id": the possessive ending is not a word of the question; kept, its "s" would match
 # every identifier it begins (``s_ID``) as if the question named it.
-_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019\u02bc`]s\b", re.IGNORECASE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
