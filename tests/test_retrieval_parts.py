@@ -56,6 +56,8 @@ def test_the_floor_without_parts_is_as_before():
     assert over_floor(ranking) == ["a", "x"]
     assert over_floor(ranking, parts=parts) == ["a"]
     assert over_floor(ranking, parts=parts, part_floor=0) == ["a", "x"]
+    # a part floor no part reaches (over 1) leaves the floor's list rather than nothing
+    assert over_floor(ranking, parts=parts, part_floor=1.5) == ["a", "x"]
 
 
 def charts_run(db):
