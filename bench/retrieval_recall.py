@@ -8,8 +8,7 @@ draws the disjoint sample: it leaves out the seed-7 sample and the questions pip
 quote, as ``agents eval --exclude-sample 7:100 --exclude-quoted`` does), the Schema Retriever's
 ranking and fit run as they do in a pipeline (value grounding included) against a merged
 database built by ``bench/merge_spider.py``, once per relative floor (the share of the best
-table's own score, before its neighbours' share, under which a table is left out,
-:data:`agents.retrieval.stage.RELATIVE_FLOOR`),
+table's score under which a table is left out, :data:`agents.retrieval.stage.RELATIVE_FLOOR`),
 with the share of its best foreign-key neighbour's score each table gains (``--neighbour-share``,
 0 for none: :data:`agents.retrieval.ranking.NEIGHBOUR_SHARE`) and the share of the best score
 the best table of a table's part of the schema must reach for it to stay (``--part-floor``, 0

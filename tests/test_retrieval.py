@@ -166,29 +166,6 @@ def test_of_two_look_alike_tables_the_one_whose_neighbours_match_ranks_first(tmp
     assert "chart_song" not in unmatched.linked and unmatched.scores["chart_song"] == 0
 
 
-FLIGHTS = """
-CREATE TABLE airlines (id INTEGER PRIMARY KEY, airline TEXT, abbreviation TEXT, country TEXT);
-CREATE TABLE airports (airport_code TEXT PRIMARY KEY, airport_name TEXT, city TEXT, country TEXT);
-CREATE TABLE flights (airline INTEGER, flight_no INTEGER,
-                      source_airport TEXT REFERENCES airports(airport_code),
-                      dest_airport TEXT REFERENCES airports(airport_code));
-""" + "".join(f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, label TEXT);\n" for i in range(6))
-
-
-def test_a_score_borrowed_from_neighbours_does_not_raise_the_floor_for_the_others(tmp_path):
-    from agents.retrieval.stage import RELATIVE_FLOOR, over_floor
-
-    schema = introspect(sqlite3.connect(make_db(tmp_path / "f.sqlite", FLIGHTS)), "f")
-    # the stored code lifts airports, and the best of airports and flights borrows from the
-    # other; airlines, which no foreign key links (its own part), matches only "airlines"
-    ranking = rank(schema, "What are airlines that have some flight departing from airport "
-                   "'AHD'?", value_matches=[{"table": "airports", "column": "airport_code"}])
-    best = max(ranking.scores.values())
-    assert ranking.scores["airlines"] < RELATIVE_FLOOR * best  # under a floor counting the share
-    assert ranking.scores["airlines"] >= RELATIVE_FLOOR * max(ranking.own.values())
-    assert over_floor(ranking) == ["airports", "flights", "airlines"]
-
-
 POSSESSIVE = """
 CREATE TABLE advisor (s_id TEXT, i_id TEXT);
 CREATE TABLE pupil (id INTEGER PRIMARY KEY, name TEXT);
