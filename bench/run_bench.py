@@ -52,6 +52,9 @@ _distractors_selection_ready = _committed("distractors-seed7-selection/results.j
                                           "valuecap-distractors-seed7-selection.json")
 
 
+_PROMPT_REUSE = ("seed7-baseline-same-day", "merged-seed7-valuecap", "distractors-seed7-parts")
+
+
 def _data_first_ready() -> str | None:
     if not (ROOT / "bench/merged/spider_dev_distractors.sqlite").is_file():
         return "bench/merged/ is not built (the merge-spider benchmark builds it)"
@@ -172,6 +175,13 @@ BENCHMARKS = [
               "without the model: questions whose every needed table schema retrieval keeps, "
               "and the schema tokens kept, per relative floor (run merge-spider first)",
               "the Spider dataset and bench/merged/", "about 30 s", True, _spider_ready),
+    Benchmark("prompt-reuse", ["bench/prompt_reuse.py", "--orders",
+                               *(str(RESULTS.parent / f) for f in _PROMPT_REUSE)],
+              "without the model: how much of each recorded prompt the server had already read "
+              "in the one before (own databases against the merged files), and what chunk "
+              "reuse or another order of the kept tables would change",
+              "the committed results (bench/merged/ for --orders)", "a few seconds", True,
+              _committed(*(f"{f}/results.jsonl" for f in _PROMPT_REUSE))),
     Benchmark("decoding", ["bench/decoding.py", "--questions", "6"],
               "the embedded server's decoding modes on the same recorded requests: completion "
               "tokens/s, seconds, answers identical to standard decoding",

@@ -1,0 +1,182 @@
+"""How much of each prompt the local server had already read, from an evaluation's recorded runs.
+
+``python bench/prompt_reuse.py bench/results/seed7-baseline-same-day
+bench/results/distractors-seed7-parts``
+
+The embedded server reads a prompt at about 100 tokens a second on this CPU, and keeps what it
+read of the previous request: a new prompt that begins with the same text is read only from
+where the two part ("prefix-match hit"). So the seconds of a question depend on the question
+before it. Asked on their own databases, consecutive questions about the same database send the
+same instructions and schema; asked on a merged file, schema retrieval gives each question its
+own tables, and the server reads most of each prompt anew.
+
+For every folder (runs in the order they finished) this reports, from the first model call of
+each run: the share of the prompt the previous call's prompt already held as a prefix, the
+share left to read under llama.cpp's chunk reuse (``--cache-reuse N``: after the common prefix,
+runs of at least N characters of the old prompt that recur, in order, in the new one are kept
+and shifted; simulated on characters, so it is an estimate of what that server option would
+save), the new tokens that leaves (the recorded prompt tokens times the share), and the model
+seconds at the median.
+
+With ``--orders``, for folders asked on a merged file (their manifest's ``ask_db``) whose prompts
+hold the schema as ``CREATE TABLE`` statements (``baseline``'s), the same is measured with the
+kept tables put in another order before the question: ``parts`` (the tables of each part of the
+schema, :mod:`agents.retrieval.parts`, together, parts in the order of their best-ranked table,
+the file's order within a part) and ``rank`` (retrieval's ranking). Nothing is asserted: it is
+a measurement of recorded prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CHUNKS = (64, 256)   # characters: about 16 and 64 tokens
+SCHEMA_HEAD = "### Database schema\n"
+_TABLE = re.compile(r"CREATE TABLE .*?\n\);\n?", re.S)
+_NAME = re.compile(r'CREATE TABLE [`"\[]?([^\s(`"\]]+)')
+
+
+def first_call(record: dict) -> tuple[str, int, float] | None:
+    """The text, prompt tokens and model seconds of a recorded run's first model call."""
+    for event in (record.get("run") or {}).get("events") or []:
+        for call in event.get("calls") or []:
+            text = "".join(str(m.get("content") or "") for m in call.get("messages") or [])
+            return text, int(event.get("prompt_tokens") or 0), float(event.get("llm_seconds")
+                                                                     or 0.0)
+    return None
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def reused(cached: str, prompt: str, chunk: int) -> int:
+    """Characters of ``prompt`` the server keeps from ``cached``: the common prefix, then (as
+    llama.cpp's server does with a cache-reuse size) every later run of at least ``chunk``
+    characters that matches where the cache is scanned from."""
+    head_c = head_p = kept = common_prefix(cached, prompt)
+    while head_c < len(cached) and head_p < len(prompt):
+        n = 0
+        while (head_c + n < len(cached) and head_p + n < len(prompt)
+               and cached[head_c + n] == prompt[head_p + n]):
+            n += 1
+        if n >= chunk:
+            head_c += n
+            head_p += n
+            kept += n
+        else:
+            head_c += 1
+    return kept
+
+
+def reordered(text: str, record: dict, order: str, parts, position: dict) -> str | None:
+    """``text`` with its ``CREATE TABLE`` statements in ``order`` (``parts`` or ``rank``);
+    None when the prompt holds the schema otherwise."""
+    start = text.find(SCHEMA_HEAD)
+    if start < 0:
+        return None
+    start += len(SCHEMA_HEAD)
+    end = text.find("\n###", start)
+    body = text[start:end]
+    blocks = _TABLE.findall(body + "\n")
+    if not blocks or "".join(blocks).strip() != body.strip():
+        return None
+    trail = body[len(body.rstrip("\n")):]
+    names = [_NAME.match(b).group(1) for b in blocks]
+    kept = next((e.get("parsed") or {} for e in record["run"]["events"]
+                 if e.get("step") == "retrieve"), {}).get("kept") or []
+    rank = {row["table"]: i for i, row in enumerate(kept)}
+    late = len(rank)
+    if order == "rank":
+        key = {n: (rank.get(n, late),) for n in names}
+    else:
+        part = {n: parts.of.get(n, n) for n in names}
+        best = {}
+        for n in names:
+            best[part[n]] = min(best.get(part[n], late), rank.get(n, late))
+        key = {n: (best[part[n]], position.get(n, 0)) for n in names}
+    ordered = sorted(range(len(blocks)), key=lambda i: key[names[i]])
+    return text[:start] + "".join(blocks[i] for i in ordered).rstrip("\n") + trail + text[end:]
+
+
+def schema_of(folder: Path):
+    """The parts and table positions of the merged file ``folder`` was asked on, or None."""
+    manifest = folder / "manifest.json"
+    ask_db = json.loads(manifest.read_text()).get("ask_db") if manifest.is_file() else None
+    if not ask_db:
+        return None
+    if not Path(ask_db).is_file():     # recorded on another checkout: the file of that name here
+        ask_db = ROOT / "bench" / "merged" / Path(ask_db).name
+        if not ask_db.is_file():
+            return None
+    from agents.database import open_database
+    from agents.retrieval.parts import schema_parts
+    schema = open_database(ask_db).schema
+    return schema_parts(schema), {t.name: i for i, t in enumerate(schema.tables)}
+
+
+def measure(folder: Path, orders: bool = False) -> dict:
+    records = [json.loads(line) for line in (folder / "results.jsonl").open()
+               if line.strip()]
+    records.sort(key=lambda r: r.get("finished_at") or "")
+    layout = schema_of(folder) if orders else None
+    previous = ""
+    before = {"parts": "", "rank": ""}
+    rows = []
+    for record in records:
+        call = first_call(record)
+        if call is None:
+            continue
+        text, tokens, seconds = call
+        fresh = {"prefix": 1 - common_prefix(previous, text) / max(1, len(text))}
+        for chunk in CHUNKS:
+            fresh[f"reuse{chunk}"] = 1 - reused(previous, text, chunk) / max(1, len(text))
+        for order in before if layout else ():
+            other = reordered(text, record, order, *layout) or text
+            fresh[f"order_{order}"] = 1 - common_prefix(before[order], other) / max(1, len(other))
+            before[order] = other
+        rows.append((fresh, tokens, seconds))
+        previous = text
+    if not rows:
+        return {"folder": str(folder), "runs": 0}
+    report = {"folder": str(folder), "runs": len(rows),
+              "prompt_tokens_p50": statistics.median(t for _, t, _ in rows),
+              "model_seconds_p50": round(statistics.median(s for _, _, s in rows), 2)}
+    for key in rows[0][0]:
+        report[f"unread_share_p50_{key}"] = round(statistics.median(f[key] for f, _, _ in rows),
+                                                  3)
+        report[f"new_tokens_p50_{key}"] = round(statistics.median(f[key] * t
+                                                                  for f, t, _ in rows))
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path,
+                        help="evaluation folders (results.jsonl with each run's trace)")
+    parser.add_argument("--orders", action="store_true",
+                        help="also measure the kept tables in other orders (merged files)")
+    args = parser.parse_args(argv)
+    missing = [str(f) for f in args.folders if not (f / "results.jsonl").is_file()]
+    if missing:
+        print(f"no results.jsonl in: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    print(json.dumps([measure(folder, args.orders) for folder in args.folders], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""``bench/prompt_reuse.py``: how much of a recorded prompt the server had already read in the
+one before, by common prefix and by llama.cpp's chunk reuse, and the kept tables reordered."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+HEAD = "Rules.\n\n### Database schema\n"
+TAIL = "\n\n### Question\n"
+
+
+def table(name: str) -> str:
+    return f"CREATE TABLE {name} (\n  {name}_id INT PRIMARY KEY,\n  label TEXT\n);\n"
+
+
+def prompt(names, question="q?") -> str:
+    return HEAD + "".join(table(n) for n in names).rstrip("\n") + TAIL + question
+
+
+@pytest.fixture
+def prompt_reuse(monkeypatch):
+    spec = importlib.util.spec_from_file_location("prompt_reuse", BENCH / "prompt_reuse.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "prompt_reuse", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_chunk_reuse_keeps_what_recurs_in_order_after_a_dropped_table(prompt_reuse):
+    before = prompt(["alpha", "beta", "gamma"])
+    dropped = prompt(["alpha", "gamma"])
+    prefix = prompt_reuse.common_prefix(before, dropped)
+    assert len(HEAD + table("alpha")) <= prefix < len(HEAD + table("alpha") + table("beta"))
+    # the gamma statement recurs after the dropped beta: reused when long enough
+    assert prompt_reuse.reused(before, dropped, 16) >= prefix + len(table("gamma")) - 1
+    assert prompt_reuse.reused(before, dropped, 10_000) == prefix
+    # an added table stops the scan: nothing after it is found again
+    added = prompt(["alpha", "delta", "beta", "gamma"])
+    assert prompt_reuse.reused(before, added, 16) < len(added) - len(table("delta"))
+
+
+def test_tables_reordered_by_part_and_by_rank(prompt_reuse):
+    text = prompt(["a1", "b1", "a2"])
+    record = {"run": {"events": [{"step": "retrieve", "parsed": {"kept": [
+        {"table": "b1"}, {"table": "a2"}, {"table": "a1"}]}}]}}
+    parts = SimpleNamespace(of={"a1": "a1", "a2": "a1", "b1": "b1"})
+    position = {"a1": 0, "b1": 1, "a2": 2}
+    assert prompt_reuse.reordered(text, record, "rank", parts, position) == prompt(
+        ["b1", "a2", "a1"])
+    # b1's part has the best-ranked table; a1 and a2 stay together, in the file's order
+    assert prompt_reuse.reordered(text, record, "parts", parts, position) == prompt(
+        ["b1", "a1", "a2"])
+    assert prompt_reuse.reordered("no schema here", record, "rank", parts, position) is None
+
+
+def test_a_folder_is_measured_in_the_order_its_runs_finished(prompt_reuse, tmp_path, capsys):
+    def record(names, at, question):
+        events = [{"step": "writer", "calls": [{"messages": [
+            {"role": "user", "content": prompt(names, question)}]}],
+            "prompt_tokens": 100, "llm_seconds": 2.0}]
+        return {"finished_at": at, "run": {"events": events}}
+
+    rows = [record(["a", "b"], "2", "second?"), record(["a", "b"], "1", "first?")]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert prompt_reuse.main([str(tmp_path)]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["runs"] == 2 and report["model_seconds_p50"] == 2.0
+    # the first prompt is read whole, the second only from its question on
+    first_unread = 1.0
+    second_unread = 1 - prompt_reuse.common_prefix(prompt(["a", "b"], "first?"),
+                                                   prompt(["a", "b"], "second?")) / len(
+        prompt(["a", "b"], "second?"))
+    assert report["unread_share_p50_prefix"] == round((first_unread + second_unread) / 2, 3)
+    assert prompt_reuse.main([str(tmp_path / "nosuch")]) == 2
