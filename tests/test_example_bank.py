@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +10,7 @@ from agents.example_bank import (EASY, JOIN, JOIN_NESTED, NESTED, ExampleBank, E
                                  classify_sql, question_skeleton, schema_terms,
                                  spider_schema_terms)
 from agents.schema import Column, Schema, Table
+from bench_scripts import bench_script
 
 
 def _schema() -> Schema:
@@ -262,12 +260,7 @@ def test_load_accepted_accepts_any_record_shape():
 def bank_speed(monkeypatch):
     """``bench/example_bank_speed.py``, whose generated bank these tests search (its timing is
     that benchmark's, not a test's)."""
-    path = Path(__file__).resolve().parent.parent / "bench" / "example_bank_speed.py"
-    spec = importlib.util.spec_from_file_location("example_bank_speed", path)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "example_bank_speed", module)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "example_bank_speed")
 
 
 def test_ten_thousand_examples_are_searched_with_type_and_database_filters(bank_speed):

@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import bench_script
 from dbfactory import SINGERS_SQL, make_db
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
 GOLD = "SELECT name FROM singer WHERE country = 'France'"
 RIGHT = "SELECT name FROM singer WHERE country = 'France'"
 WRONG = "SELECT name FROM singer"
@@ -21,11 +19,7 @@ BROKEN = "SELECT T1.nosuch FROM singer AS T1"
 
 @pytest.fixture
 def first_drafts(monkeypatch):
-    spec = importlib.util.spec_from_file_location("first_drafts", BENCH / "first_drafts.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "first_drafts", module)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "first_drafts")
 
 
 @pytest.fixture

@@ -3,15 +3,13 @@ one before, by common prefix and by llama.cpp's chunk reuse, and the kept tables
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from bench_scripts import bench_script
+
 HEAD = "Rules.\n\n### Database schema\n"
 TAIL = "\n\n### Question\n"
 
@@ -26,11 +24,7 @@ def prompt(names, question="q?") -> str:
 
 @pytest.fixture
 def prompt_reuse(monkeypatch):
-    spec = importlib.util.spec_from_file_location("prompt_reuse", BENCH / "prompt_reuse.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "prompt_reuse", module)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "prompt_reuse")
 
 
 def test_chunk_reuse_keeps_what_recurs_in_order_after_a_dropped_table(prompt_reuse):

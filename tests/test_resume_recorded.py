@@ -6,9 +6,7 @@ OpenAI-compatible server."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,9 +16,9 @@ from agents.engine import run_to_end, start_run
 from agents.evaluation.harness import DatabasePool, EvalOptions
 from agents.evaluation.resume_recorded import resume_record
 from agents.pipelines.r3 import PIPELINE
+from bench_scripts import bench_script
 from dbfactory import SINGERS_SQL, make_db
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
 QUESTION = "What are the names of singers from France?"
 GOLD = "SELECT name FROM singer WHERE country = 'France'"
 WRONG = "SELECT nme FROM singer WHERE country = 'France'"
@@ -28,15 +26,6 @@ WRONG = "SELECT nme FROM singer WHERE country = 'France'"
 
 def reply(sql: str) -> str:
     return f"The question asks for names.\n```sql\n{sql};\n```"
-
-
-def bench_script(monkeypatch, name: str):
-    """A ``bench/`` script imported as a module (the scripts are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from bench_scripts import BENCH, bench_script
 
 
 @pytest.fixture
 def run_bench(monkeypatch):
-    spec = importlib.util.spec_from_file_location("run_bench", BENCH / "run_bench.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "run_bench", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(monkeypatch, "run_bench")
 
 
 def test_every_benchmark_script_is_listed_with_what_it_needs(run_bench, capsys):

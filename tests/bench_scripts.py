@@ -1,0 +1,19 @@
+"""The ``bench/`` scripts imported as modules for their tests (the scripts are not a package)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def bench_script(monkeypatch, name: str):
+    """``bench/<name>.py`` imported as the module ``name``, registered in ``sys.modules`` for
+    the test (dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
