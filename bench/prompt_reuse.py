@@ -3,27 +3,33 @@
 ``python bench/prompt_reuse.py bench/results/seed7-baseline-same-day
 bench/results/distractors-seed7-parts``
 
-The embedded server reads a prompt at about 100 tokens a second on this CPU, and keeps what it
-read of the previous request: a new prompt that begins with the same text is read only from
+The embedded server reads a prompt at some 50-100 tokens a second on this CPU, and keeps what
+it read of the previous request: a new prompt that begins with the same text is read only from
 where the two part ("prefix-match hit"). So the seconds of a question depend on the question
 before it. Asked on their own databases, consecutive questions about the same database send the
 same instructions and schema; asked on a merged file, schema retrieval gives each question its
 own tables, and the server reads most of each prompt anew.
 
 For every folder (runs in the order they finished) this reports, from the first model call of
-each run: the share of the prompt the previous call's prompt already held as a prefix, the
-share left to read under llama.cpp's chunk reuse (``--cache-reuse N``: after the common prefix,
-runs of at least N characters of the old prompt that recur, in order, in the new one are kept
-and shifted; simulated on characters, so it is an estimate of what that server option would
-save), the new tokens that leaves (the recorded prompt tokens times the share), and the model
-seconds at the median.
+each run (the only one for ``baseline``; for a pipeline of several calls the calls between are
+not counted, so it then says less): the share of the prompt the previous run's first prompt
+already held as a prefix, the share left to read under llama.cpp's chunk reuse
+(``--cache-reuse N``: after the common prefix, the server scans the old prompt and keeps every
+run of at least N matching characters found where the new prompt has got to, shifted into
+place; simulated on characters, so it is an estimate of what that server option would save),
+the new tokens that leaves (the recorded prompt tokens times the share), and the model seconds
+at the median. ``fit`` is a least-squares fit of a call's model seconds to the prompt tokens it
+left unread (by prefix) and the tokens it wrote: the seconds a token of each costs on the
+machine and day the folder was recorded.
 
 With ``--orders``, for folders asked on a merged file (their manifest's ``ask_db``) whose prompts
 hold the schema as ``CREATE TABLE`` statements (``baseline``'s), the same is measured with the
 kept tables put in another order before the question: ``parts`` (the tables of each part of the
 schema, :mod:`agents.retrieval.parts`, together, parts in the order of their best-ranked table,
-the file's order within a part) and ``rank`` (retrieval's ranking). Nothing is asserted: it is
-a measurement of recorded prompts.
+the file's order within a part) and ``rank`` (retrieval's ranking); ``orders_skipped`` says
+why not (a folder asked on the own databases, the file not built here -- ``bench/merge_spider.py``
+builds it --, or prompts holding the schema in another form). Nothing is asserted: it is a
+measurement of recorded prompts.
 """
 
 from __future__ import annotations
@@ -44,13 +50,15 @@ _TABLE = re.compile(r"CREATE TABLE .*?\n\);\n?", re.S)
 _NAME = re.compile(r'CREATE TABLE [`"\[]?([^\s(`"\]]+)')
 
 
-def first_call(record: dict) -> tuple[str, int, float] | None:
-    """The text, prompt tokens and model seconds of a recorded run's first model call."""
+def first_call(record: dict) -> tuple[str, int, float, int] | None:
+    """The text, prompt tokens, model seconds and completion tokens of a recorded run's first
+    model call (the step that made it, when it made only one)."""
     for event in (record.get("run") or {}).get("events") or []:
         for call in event.get("calls") or []:
             text = "".join(str(m.get("content") or "") for m in call.get("messages") or [])
-            return text, int(event.get("prompt_tokens") or 0), float(event.get("llm_seconds")
-                                                                     or 0.0)
+            return (text, int(event.get("prompt_tokens") or 0),
+                    float(event.get("llm_seconds") or 0.0),
+                    int(event.get("completion_tokens") or 0))
     return None
 
 
@@ -90,6 +98,8 @@ def reordered(text: str, record: dict, order: str, parts, position: dict) -> str
         return None
     start += len(SCHEMA_HEAD)
     end = text.find("\n###", start)
+    if end < 0:
+        return None
     body = text[start:end]
     blocks = _TABLE.findall(body + "\n")
     if not blocks or "".join(blocks).strip() != body.strip():
@@ -113,15 +123,15 @@ def reordered(text: str, record: dict, order: str, parts, position: dict) -> str
 
 
 def schema_of(folder: Path):
-    """The parts and table positions of the merged file ``folder`` was asked on, or None."""
+    """The parts and table positions of the merged file ``folder`` was asked on, or why not."""
     manifest = folder / "manifest.json"
     ask_db = json.loads(manifest.read_text()).get("ask_db") if manifest.is_file() else None
     if not ask_db:
-        return None
+        return "asked on the questions' own databases"
     if not Path(ask_db).is_file():     # recorded on another checkout: the file of that name here
         ask_db = ROOT / "bench" / "merged" / Path(ask_db).name
         if not ask_db.is_file():
-            return None
+            return f"{ask_db.name} is not in bench/merged/ (bench/merge_spider.py builds it)"
     from agents.database import open_database
     from agents.retrieval.parts import schema_parts
     schema = open_database(ask_db).schema
@@ -133,22 +143,30 @@ def measure(folder: Path, orders: bool = False) -> dict:
                if line.strip()]
     records.sort(key=lambda r: r.get("finished_at") or "")
     layout = schema_of(folder) if orders else None
+    skipped = layout if isinstance(layout, str) else None
+    layout = None if skipped else layout
     previous = ""
     before = {"parts": "", "rank": ""}
     rows = []
+    fit_rows = []
+    unparsed = 0
     for record in records:
         call = first_call(record)
         if call is None:
             continue
-        text, tokens, seconds = call
+        text, tokens, seconds, written = call
         fresh = {"prefix": 1 - common_prefix(previous, text) / max(1, len(text))}
         for chunk in CHUNKS:
             fresh[f"reuse{chunk}"] = 1 - reused(previous, text, chunk) / max(1, len(text))
         for order in before if layout else ():
-            other = reordered(text, record, order, *layout) or text
+            other = reordered(text, record, order, *layout)
+            if other is None:
+                unparsed += order == "parts"
+                other = text
             fresh[f"order_{order}"] = 1 - common_prefix(before[order], other) / max(1, len(other))
             before[order] = other
         rows.append((fresh, tokens, seconds))
+        fit_rows.append((fresh["prefix"] * tokens, written, seconds))
         previous = text
     if not rows:
         return {"folder": str(folder), "runs": 0}
@@ -160,7 +178,26 @@ def measure(folder: Path, orders: bool = False) -> dict:
                                                   3)
         report[f"new_tokens_p50_{key}"] = round(statistics.median(f[key] * t
                                                                   for f, t, _ in rows))
+    report["completion_tokens_p50"] = statistics.median(w for _, w, _ in fit_rows)
+    report["fit"] = seconds_fit(fit_rows)
+    if skipped:
+        report["orders_skipped"] = skipped
+    elif unparsed:
+        report["orders_skipped"] = f"{unparsed} prompts hold the schema in another form"
     return report
+
+
+def seconds_fit(rows: list[tuple[float, int, float]]) -> dict | None:
+    """Least squares: seconds = base + a * unread prompt tokens + b * completion tokens."""
+    if len(rows) < 3:
+        return None
+    import numpy
+    design = numpy.array([[1.0, unread, written] for unread, written, _ in rows])
+    (base, read, write), *_ = numpy.linalg.lstsq(design, numpy.array([s for *_, s in rows]),
+                                                 rcond=None)
+    return {"base_seconds": round(float(base), 2),
+            "seconds_per_unread_token": round(float(read), 4),
+            "seconds_per_completion_token": round(float(write), 3)}
 
 
 def main(argv: list[str] | None = None) -> int:

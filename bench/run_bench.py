@@ -34,14 +34,18 @@ def _spider_ready() -> str | None:
     return None
 
 
+def _files_committed(*names: str):
+    """A readiness check: the committed result files ``names``, no dataset."""
+    def ready() -> str | None:
+        missing = [n for n in names if not (RESULTS.parent / n).is_file()]
+        return f"no committed results at bench/results/{missing[0]}" if missing else None
+    return ready
+
+
 def _committed(*names: str):
     """A readiness check: the committed result files ``names`` and the Spider dataset."""
-    def ready() -> str | None:
-        for name in names:
-            if not (RESULTS.parent / name).is_file():
-                return f"no committed results at bench/results/{name}"
-        return _spider_ready()
-    return ready
+    files = _files_committed(*names)
+    return lambda: files() or _spider_ready()
 
 
 _endings_ready = _committed("seed8-deasql-compact/results.jsonl", "rewrite-seed8-deasql.json")
@@ -181,7 +185,7 @@ BENCHMARKS = [
               "in the one before (own databases against the merged files), and what chunk "
               "reuse or another order of the kept tables would change",
               "the committed results (bench/merged/ for --orders)", "a few seconds", True,
-              _committed(*(f"{f}/results.jsonl" for f in _PROMPT_REUSE))),
+              _files_committed(*(f"{f}/results.jsonl" for f in _PROMPT_REUSE))),
     Benchmark("decoding", ["bench/decoding.py", "--questions", "6"],
               "the embedded server's decoding modes on the same recorded requests: completion "
               "tokens/s, seconds, answers identical to standard decoding",

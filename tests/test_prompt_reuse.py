@@ -72,4 +72,8 @@ def test_a_folder_is_measured_in_the_order_its_runs_finished(prompt_reuse, tmp_p
                                                    prompt(["a", "b"], "second?")) / len(
         prompt(["a", "b"], "second?"))
     assert report["unread_share_p50_prefix"] == round((first_unread + second_unread) / 2, 3)
+    assert report["fit"] is None and "orders_skipped" not in report   # too few runs to fit
+    assert prompt_reuse.main(["--orders", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["orders_skipped"] == (
+        "asked on the questions' own databases")
     assert prompt_reuse.main([str(tmp_path / "nosuch")]) == 2

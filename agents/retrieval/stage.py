@@ -194,7 +194,7 @@ def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_
     grounding = ground_question(db, question, GROUNDING)
     ranking = rank(schema, question, evidence or "", grounding.matches)
     over = over_floor(ranking, floor)
-    order = over_floor(ranking, floor, schema_parts(schema), part_floor)
+    order = over_floor(ranking, floor, schema_parts(schema), part_floor) if part_floor else over
     return Candidates(schema=schema, ranking=ranking, grounding=grounding,
                       order=order or list(ranking.order),
                       apart=[n for n in over if n not in order], matched=bool(over))
