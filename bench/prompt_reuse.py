@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -63,12 +64,8 @@ def first_call(record: dict) -> tuple[str, int, float, int] | None:
 
 
 def common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    """Characters ``a`` and ``b`` begin with alike."""
+    return len(os.path.commonprefix([a, b]))
 
 
 def reused(cached: str, prompt: str, chunk: int) -> int:
@@ -122,33 +119,31 @@ def reordered(text: str, record: dict, order: str, parts, position: dict) -> str
     return text[:start] + "".join(blocks[i] for i in ordered).rstrip("\n") + trail + text[end:]
 
 
-def schema_of(folder: Path):
-    """The parts and table positions of the merged file ``folder`` was asked on, or why not."""
+def schema_of(folder: Path) -> tuple[tuple | None, str | None]:
+    """The parts and table positions of the merged file ``folder`` was asked on, and why not
+    when there are none."""
     manifest = folder / "manifest.json"
     ask_db = json.loads(manifest.read_text()).get("ask_db") if manifest.is_file() else None
     if not ask_db:
-        return "asked on the questions' own databases"
+        return None, "asked on the questions' own databases"
     if not Path(ask_db).is_file():     # recorded on another checkout: the file of that name here
         ask_db = ROOT / "bench" / "merged" / Path(ask_db).name
         if not ask_db.is_file():
-            return f"{ask_db.name} is not in bench/merged/ (bench/merge_spider.py builds it)"
+            return None, f"{ask_db.name} is not in bench/merged/ (bench/merge_spider.py builds it)"
     from agents.database import open_database
     from agents.retrieval.parts import schema_parts
     schema = open_database(ask_db).schema
-    return schema_parts(schema), {t.name: i for i, t in enumerate(schema.tables)}
+    return (schema_parts(schema), {t.name: i for i, t in enumerate(schema.tables)}), None
 
 
 def measure(folder: Path, orders: bool = False) -> dict:
     records = [json.loads(line) for line in (folder / "results.jsonl").open()
                if line.strip()]
     records.sort(key=lambda r: r.get("finished_at") or "")
-    layout = schema_of(folder) if orders else None
-    skipped = layout if isinstance(layout, str) else None
-    layout = None if skipped else layout
+    layout, skipped = schema_of(folder) if orders else (None, None)
     previous = ""
     before = {"parts": "", "rank": ""}
     rows = []
-    fit_rows = []
     unparsed = 0
     for record in records:
         call = first_call(record)
@@ -165,21 +160,20 @@ def measure(folder: Path, orders: bool = False) -> dict:
                 other = text
             fresh[f"order_{order}"] = 1 - common_prefix(before[order], other) / max(1, len(other))
             before[order] = other
-        rows.append((fresh, tokens, seconds))
-        fit_rows.append((fresh["prefix"] * tokens, written, seconds))
+        rows.append((fresh, tokens, seconds, written))
         previous = text
     if not rows:
         return {"folder": str(folder), "runs": 0}
     report = {"folder": str(folder), "runs": len(rows),
-              "prompt_tokens_p50": statistics.median(t for _, t, _ in rows),
-              "model_seconds_p50": round(statistics.median(s for _, _, s in rows), 2)}
+              "prompt_tokens_p50": statistics.median(t for _, t, _, _ in rows),
+              "model_seconds_p50": round(statistics.median(s for _, _, s, _ in rows), 2)}
     for key in rows[0][0]:
-        report[f"unread_share_p50_{key}"] = round(statistics.median(f[key] for f, _, _ in rows),
-                                                  3)
+        report[f"unread_share_p50_{key}"] = round(
+            statistics.median(f[key] for f, *_ in rows), 3)
         report[f"new_tokens_p50_{key}"] = round(statistics.median(f[key] * t
-                                                                  for f, t, _ in rows))
-    report["completion_tokens_p50"] = statistics.median(w for _, w, _ in fit_rows)
-    report["fit"] = seconds_fit(fit_rows)
+                                                                  for f, t, *_ in rows))
+    report["completion_tokens_p50"] = statistics.median(w for *_, w in rows)
+    report["fit"] = seconds_fit([(f["prefix"] * t, w, s) for f, t, s, w in rows])
     if skipped:
         report["orders_skipped"] = skipped
     elif unparsed:

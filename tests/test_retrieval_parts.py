@@ -48,6 +48,9 @@ def test_a_part_whose_best_table_scores_under_the_share_is_left_out_but_a_lone_t
     assert strong_parts(candidates, scores, parts, 0.5) == ["a", "z", "b", "lone"]
     assert strong_parts(candidates, scores, parts, 0.49) == candidates
     assert strong_parts([], {}, parts, 0.5) == []
+    # a share no part reaches leaves every candidate, unless a lone table stays anyway
+    assert strong_parts(["a", "x", "b"], scores, parts, 1.5) == ["a", "x", "b"]
+    assert strong_parts(candidates, scores, parts, 1.5) == ["lone"]
 
 
 def test_the_floor_without_parts_is_as_before():

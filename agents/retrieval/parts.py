@@ -50,7 +50,9 @@ def schema_parts(schema) -> Parts:
 def strong_parts(candidates: list[str], scores: dict[str, float], parts: Parts,
                  share: float) -> list[str]:
     """``candidates`` (in their order) less the tables of a part whose best candidate scores
-    under ``share`` of the best score; tables no foreign key links to another always stay."""
+    under ``share`` of the best score; tables no foreign key links to another always stay. A
+    share no part reaches (over 1) leaves every candidate rather than none."""
     best = max((scores.get(n, 0.0) for n in candidates), default=0.0)
     strong = {parts.of.get(n, n) for n in candidates if scores.get(n, 0.0) >= share * best}
-    return [n for n in candidates if n in parts.alone or parts.of.get(n, n) in strong]
+    return [n for n in candidates
+            if n in parts.alone or parts.of.get(n, n) in strong] or list(candidates)

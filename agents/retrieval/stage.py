@@ -194,7 +194,8 @@ def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_
     grounding = ground_question(db, question, GROUNDING)
     ranking = rank(schema, question, evidence or "", grounding.matches)
     over = over_floor(ranking, floor)
-    order = over_floor(ranking, floor, schema_parts(schema), part_floor) if part_floor else over
+    order = (strong_parts(over, ranking.scores, schema_parts(schema), part_floor)
+             if part_floor else over)
     return Candidates(schema=schema, ranking=ranking, grounding=grounding,
                       order=order or list(ranking.order),
                       apart=[n for n in over if n not in order], matched=bool(over))
@@ -214,14 +215,13 @@ def over_floor(ranking, floor: float = RELATIVE_FLOOR, parts=None,
                part_floor: float = PART_FLOOR) -> list[str]:
     """The ranked tables, best first, that match at all and score at least ``floor`` times
     the best one; given the schema's ``parts``, less those of a part whose best table scores
-    under ``part_floor`` times the best (:func:`.parts.strong_parts`), unless that would leave
-    none."""
+    under ``part_floor`` times the best (:func:`.parts.strong_parts`)."""
     best = max(ranking.scores.values(), default=0.0)
     over = [name for name in ranking.order
             if ranking.scores[name] > 0 and ranking.scores[name] >= floor * best]
     if parts is None or not part_floor:
         return over
-    return strong_parts(over, ranking.scores, parts, part_floor) or over
+    return strong_parts(over, ranking.scores, parts, part_floor)
 
 
 def _row(schema: Schema, kept: Schema, name: str, reason: str, ranking, best: float) -> dict:
