@@ -179,6 +179,10 @@ BENCHMARKS = [
               "without the model: questions whose every needed table schema retrieval keeps, "
               "and the schema tokens kept, per relative floor (run merge-spider first)",
               "the Spider dataset and bench/merged/", "about 30 s", True, _spider_ready),
+    Benchmark("gold-parts", ["bench/gold_parts.py", "--data", str(SPIDER)],
+              "without the model: how many gold queries read tables of two parts of their own "
+              "database that no foreign key connects (what selection's unrelated_parts rests on)",
+              "the Spider dataset", "a few seconds", True, _spider_ready),
     Benchmark("prompt-reuse", ["bench/prompt_reuse.py", "--orders",
                                *(str(RESULTS.parent / f) for f in _PROMPT_REUSE)],
               "without the model: how much of each recorded prompt the server had already read "

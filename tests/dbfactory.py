@@ -83,6 +83,24 @@ INSERT INTO "line items" VALUES (1, 9.99, '你好'), (1, 5.0, '世界'), (2, 1.2
 '''
 
 
+# Two applications side by side (the world's countries and a cars schema with its own
+# continents), and a table no key links to anything.
+TWO_APPLICATIONS_SQL = """
+CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, Continent TEXT, SurfaceArea REAL);
+CREATE TABLE city (ID INTEGER PRIMARY KEY, Name TEXT, CountryCode TEXT REFERENCES country(Code));
+CREATE TABLE continents (ContId INTEGER PRIMARY KEY, Continent TEXT);
+CREATE TABLE countries (CountryId INTEGER PRIMARY KEY, CountryName TEXT,
+                        Continent INTEGER REFERENCES continents(ContId));
+CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);
+INSERT INTO country VALUES ('ABW', 'Aruba', 'North America', 193),
+    ('AFG', 'Afghanistan', 'Asia', 652090), ('NLD', 'Netherlands', 'Europe', 41526);
+INSERT INTO city VALUES (1, 'Kabul', 'AFG'), (2, 'Amsterdam', 'NLD');
+INSERT INTO continents VALUES (1, 'asia'), (2, 'europe');
+INSERT INTO countries VALUES (1, 'afghanistan', 1), (2, 'netherlands', 2);
+INSERT INTO notes VALUES (1, 'Asia');
+"""
+
+
 def make_db(path: Path, script: str) -> Path:
     """Create the SQLite file ``path`` from ``script`` and return it."""
     conn = sqlite3.connect(path)

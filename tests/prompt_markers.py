@@ -20,3 +20,4 @@ MAC_DECOMPOSE = "Decompose the question into sub questions"
 R3_WRITER = "help me write an SQL to answer the question"
 R3_EXEC_ERROR = "failed with the error"
 SELECT_CHOICE = "Decide which candidate answers the question correctly"
+SELECT_PARTS = "runs, but "  # a candidate's repair told it reads unrelated parts of the schema

@@ -14,9 +14,9 @@ from agents.engine import END, ExecLimits, resume_run, run_to_end, start_run
 from agents.pipelines.selection import PIPELINE
 from agents.pipelines.selection.generators import priority
 from agents.pipelines.selection.outputs import CandidateVote
-from dbfactory import SINGERS_SQL, make_db
+from dbfactory import SINGERS_SQL, TWO_APPLICATIONS_SQL, make_db
 from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE,
-                            WRITER)
+                            SELECT_PARTS, WRITER)
 from scripted_llm import last_user_message
 
 QUESTION = "What are the names of singers from France?"
@@ -589,3 +589,121 @@ def test_selection_on_the_embedded_model_ends_with_sql_that_runs(real_llm, sampl
         assert [e.step for e in result.events][:2] == ["ground", "candidate:cot"]
     finally:
         database.close()
+
+
+# -- a candidate reading unrelated parts of the schema ----------------------------------------
+
+SURFACE = "What is the total surface area of the continents Asia and Europe?"
+ACROSS = ("SELECT SUM(T2.SurfaceArea) FROM continents AS T1 JOIN country AS T2 "
+          "ON T1.Continent = T2.Continent WHERE T1.Continent IN ('asia', 'europe')")
+ACROSS_AGAIN = ("SELECT SUM(T2.SurfaceArea) FROM countries AS T1 JOIN country AS T2 "
+                "ON T1.CountryName = T2.Name")
+WITHIN = "SELECT SUM(SurfaceArea) FROM country WHERE Continent IN ('Asia', 'Europe')"
+
+
+@pytest.fixture
+def world(tmp_path):
+    database = open_database(make_db(tmp_path / "world.sqlite", TWO_APPLICATIONS_SQL))
+    yield database
+    database.close()
+
+
+def told_of_parts(req: dict) -> bool:
+    return SELECT_PARTS in last_user_message(req)
+
+
+def ask_surface(db, llm, **params):
+    params = {"generators": "writer,decomposer", "samples": 0, **params}
+    return run_to_end(start_run(PIPELINE, SURFACE, db, llm, params=params))
+
+
+def test_a_candidate_reading_unrelated_parts_is_told_so_and_takes_a_repair_within_one(
+        world, llm, scripted_llm):
+    scripted_llm.when(told_of_parts, sql_block(WITHIN))
+    script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN))
+    result = ask_surface(world, llm)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "candidate:decomposer", "vote"]
+    assert result.events[1].execution["ok"]  # it ran: SQLite had nothing to say
+    assert any("It gets a repair told so" in n for n in result.events[1].notes)
+    repair = result.events[2]
+    assert repair.parsed["error_class"] == "UnrelatedParts"
+    assert repair.parsed["error"].startswith("it reads tables of 2 parts of the database that "
+                                             "no foreign key connects (continents and country)")
+    assert repair.parsed["sql_after"] == WITHIN and repair.sql == WITHIN
+    # told in the writer's own conversation, after its answer
+    request = [r for r in scripted_llm.requests if told_of_parts(r)][0]
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant", "user"]
+    assert request["messages"][-1]["content"].startswith(f"This SQL:\n```sql\n{ACROSS}\n```\n"
+                                                         "runs, but it reads tables of 2 parts")
+    vote = result.events[-1].parsed
+    assert vote["outcome"] == "decisive" and vote["groups"][0]["size"] == 2
+    assert result.final_sql == WITHIN
+
+
+@pytest.mark.parametrize("reply", [ACROSS_AGAIN, "SELECT SUM(area) FROM country", ACROSS])
+def test_a_repair_that_does_not_read_one_part_leaves_the_candidate_as_it_was(
+        world, llm, scripted_llm, reply):
+    scripted_llm.when(told_of_parts, sql_block(reply))
+    script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN),
+           select=choice("B"))
+    result = ask_surface(world, llm)
+
+    assert result.status == "done", result.error
+    repair = result.events[2]
+    assert repair.step == "repair:writer" and repair.sql == ACROSS
+    if reply == ACROSS:  # the same SQL again: nothing new to run
+        assert repair.execution is None
+    else:  # the step ends on the SQL the candidate keeps
+        assert repair.execution["ok"] and repair.execution["sql"] == ACROSS
+    assert any("keeps" in n for n in repair.notes)
+    assert len([r for r in scripted_llm.requests if told_of_parts(r)]) == 1  # told once
+    vote = next(e for e in result.events if e.step == "vote").parsed
+    assert {g["sql"] for g in vote["groups"]} == {ACROSS, WITHIN}  # the writer's own SQL votes
+
+
+def test_a_repaired_candidate_that_then_reads_unrelated_parts_is_told_so_too(
+        world, llm, scripted_llm):
+    failing = "SELECT SUM(T2.SurfaceArea) FROM continent AS T1 JOIN country AS T2 USING (Continent)"
+    scripted_llm.when(told_of_parts, sql_block(WITHIN))
+    script(scripted_llm, writer=sql_block(failing), decomposer=decomposition(WITHIN),
+           repair=sql_block(ACROSS))
+    result = ask_surface(world, llm)
+
+    assert result.status == "done", result.error
+    assert [e.step for e in result.events] == [
+        "ground", "candidate:writer", "repair:writer", "repair:writer", "candidate:decomposer",
+        "vote"]
+    first, second = result.events[2], result.events[3]
+    assert first.parsed["error_class"] != "UnrelatedParts" and first.sql == ACROSS
+    assert second.parsed["error_class"] == "UnrelatedParts" and second.parsed["attempt"] == 2
+    # the second repair continues the conversation: the error, the first reply, then the parts
+    request = [r for r in scripted_llm.requests if told_of_parts(r)][0]
+    assert [m["role"] for m in request["messages"]] == [
+        "user", "assistant", "user", "assistant", "user"]
+    assert R3_EXEC_ERROR in request["messages"][2]["content"]
+    assert result.final_sql == WITHIN
+
+
+def test_off_a_candidate_reading_unrelated_parts_votes_as_written(world, llm, scripted_llm):
+    scripted_llm.when(told_of_parts, sql_block(WITHIN))
+    script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN),
+           select=choice("A"))
+    result = ask_surface(world, llm, unrelated_parts=False)
+
+    assert result.status == "done", result.error
+    assert not any(e.step.startswith("repair") for e in result.events)
+    assert not [r for r in scripted_llm.requests if told_of_parts(r)]
+    # what runs recorded before the rule are resumed with
+    assert PIPELINE.resolve_recorded({})["unrelated_parts"] is False
+    assert PIPELINE.resolve_recorded({"unrelated_parts": True})["unrelated_parts"] is True
+
+
+def test_resuming_at_the_parts_repair_reproduces_it(world, llm, scripted_llm):
+    scripted_llm.when(told_of_parts, sql_block(WITHIN))
+    script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN))
+    first = ask_surface(world, llm)
+    again = run_to_end(resume_run(PIPELINE, first, 2, world, llm))
+    assert [_stable(e) for e in again.events] == [_stable(e) for e in first.events]

@@ -24,7 +24,11 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   error and the hint naming the real tables and columns (``repair=false``: none). A repair is
   cheap (the server still holds the prompt) and most failures are a wrong name. With
   ``repair_attempts`` above 1, a repaired SQL that fails with another error is repaired again
-  in the same conversation (the same error again ends it).
+  in the same conversation (the same error again ends it). A candidate that runs but reads
+  tables of parts of the database that no foreign key connects (``unrelated_parts``,
+  :mod:`agents.unrelated_parts`: on a database of several applications, a look-alike table of
+  another one) gets one repair told so, and keeps its SQL unless the repaired one runs within
+  one part.
 - ``vote`` (:mod:`.voting`): groups and the vote; decisive when the largest group is strictly
   the largest and holds ``min_share`` of all candidates (failed ones count), otherwise the
   tied groups, or all groups of a weak winner, go to ``select``. A result holding no data (no
@@ -75,6 +79,7 @@ from ..deasql.shared import table_info
 from ..macsql import decomposer
 from . import steps, voting
 from .generators import GENERATORS, GeneratorList
+from .steps import PARTS
 
 
 class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
@@ -120,6 +125,12 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec("repair_attempts", 1, min=1, max=3,
                   help="repairs a failing candidate may get: a further one only when the "
                        "repaired SQL fails with another error (the same error again ends it)"),
+        ParamSpec(PARTS, True,
+                  help="with repair on, a candidate that runs but reads tables of parts of the "
+                       "database that no foreign key connects (a look-alike of another "
+                       "application's, in a database of several) gets one repair told so, and "
+                       "keeps its SQL unless the repaired one runs within one part (not in the "
+                       "papers); off: such a candidate goes to the vote as written"),
         ParamSpec("examples", 3, min=0, max=8,
                   help="related examples from the example bank for the cot and fewshot writers"),
         ParamSpec("exclude_same_db_examples", False,
@@ -146,7 +157,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # the decomposer generator sent the paper's Decomposer prompt before graded measured better
     # and voted without setting results with no data aside before data_first measured better
     # and ended on the chosen SQL as written before the Final check measured better
-    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False,
+    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False, PARTS: False,
                         **final_check.EARLIER_DEFAULTS}
 
     def initial_data(self, ctx: StepContext) -> dict:

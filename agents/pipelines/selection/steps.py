@@ -1,4 +1,5 @@
-"""The steps before the vote: value grounding, one candidate per generator, one repair each.
+"""The steps before the vote: value grounding, one candidate per generator, one repair each
+(and one more for a candidate that runs but reads unrelated parts of the schema).
 
 What a later step needs is in ``ctx.data`` (see :func:`initial_data`): the run order, what
 grounding found, and per candidate its SQL, the model's raw answer, the examples its prompt
@@ -10,12 +11,15 @@ and the model sees its own answer with the error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...engine import StepContext, StepError, UnparseableAnswer
 from ...exec_result import ExecResult
 from ...outputs import SQLRepair
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ...sqltext import same_sql
+from ...unrelated_parts import unrelated_parts
 from .. import grounding
 from ..grounding import grounded_evidence
 from ..r3 import steps as r3_steps
@@ -23,6 +27,9 @@ from .generators import WithParams, generator_for, plan, priority
 from .outputs import CandidateSQL
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
+HERE = Path(__file__).parent
+PARTS = "unrelated_parts"
+PARTS_ERROR_CLASS = "UnrelatedParts"
 
 
 def initial_data(ctx: StepContext) -> dict:
@@ -124,7 +131,25 @@ def candidate(ctx: StepContext, name: str) -> str:
     ctx.set_output(record, sql=sql)
     if not result.ok and ctx.params["repair"]:
         return f"repair:{name}"
+    if _told_of_parts(ctx, entry, sql, result):
+        return f"repair:{name}"
     return next_after(ctx, name)
+
+
+def _told_of_parts(ctx: StepContext, entry: dict, sql: str, result) -> bool:
+    """Whether the candidate's SQL, which runs, reads tables of parts of the database that no
+    foreign key connects (:mod:`agents.unrelated_parts`), and gets a repair for it: with
+    ``unrelated_parts`` and ``repair`` on, once per candidate. The parts are those of the whole
+    database, not of what retrieval kept."""
+    if not (result.ok and ctx.params.get(PARTS) and ctx.params["repair"]) \
+            or entry.get("parts_told"):
+        return False
+    found = unrelated_parts(sql, ctx.db.schema)
+    if found is None:
+        return False
+    entry["parts_problem"] = found.sentence()
+    ctx.note(f"the SQL runs, but {found.sentence()} It gets a repair told so.")
+    return True
 
 
 def repair(ctx: StepContext, name: str) -> str:
@@ -133,41 +158,53 @@ def repair(ctx: StepContext, name: str) -> str:
     ``repair_attempts`` above 1 a repaired SQL that fails with *another* error is repaired again
     in the same conversation: a repair that moves a column to the table the hint named often
     meets the next wrong name there (two look-alike tables, each with half of what the question
-    needs); the same error again means the generator is stuck, so it stops there."""
+    needs); the same error again means the generator is stuck, so it stops there. A candidate
+    whose SQL runs but reads unrelated parts of the schema (:func:`_told_of_parts`) is told
+    that instead of an error, once (:func:`_repaired_parts`)."""
     entry = entry_of(ctx.data, name)
     before, failed = entry.get("sql"), ExecResult.from_dict(entry.get("result") or {"ok": False})
-    if not before or failed.ok:
+    problem = entry.get("parts_problem") if failed.ok else None
+    if not before or (failed.ok and not problem):
         raise StepError(f"candidate {name} has no failing SQL to repair")
     generator = generator_for(name)
-    error = failed.feedback()
+    error = problem or failed.feedback()
     turns = list(entry.get("repair_turns") or [])  # earlier repairs of this candidate
     attempt = len(turns) + 1
-    ctx.set_inputs(sql=before, error=failed.error, **({"attempt": attempt} if turns else {}))
+    ctx.set_inputs(sql=before, error=problem or failed.error,
+                   **({"attempt": attempt} if turns else {}))
     written = (WithParams(ctx, **{generator.prompt_param: entry["prompt"]})
                if generator.prompt_param and entry.get("prompt") else ctx)
-    exec_error = load(str(r3_steps.HERE), "exec_error")
     messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
         {"role": "assistant", "content": entry.get("answer") or
          f"```sql\n{turns[0]['sql'] if turns else before}\n```"}]
-    for turn in turns:  # each earlier repair: the error it was told and its own reply
-        messages += [{"role": "user", "content": render(exec_error, sql=turn["sql"],
-                                                        error=turn["error"])},
+    for turn in turns:  # each earlier repair: what it was told and its own reply
+        messages += [{"role": "user", "content": _told(turn)},
                      {"role": "assistant", "content": turn["answer"]}]
-    messages.append({"role": "user", "content": render(exec_error, sql=before, error=error)})
+    this_turn = {"sql": before, "error": error, "answer": None,
+                 **({"runs": True} if problem else {})}
+    messages.append({"role": "user", "content": _told(this_turn)})
     after, answer = ctx.ask(messages, parse=lambda text: (extract_sql(text).strip(), text),
                             max_tokens=generator.max_tokens)
-    ctx.set_output(SQLRepair(error=failed.error, error_class=failed.error_class, hint=failed.hint,
-                             sql_before=before, sql_after=after, attempt=attempt), sql=after)
+    this_turn["answer"] = answer
+    record = SQLRepair(error=problem or failed.error,
+                       error_class=PARTS_ERROR_CLASS if problem else failed.error_class,
+                       hint=None if problem else failed.hint, sql_before=before,
+                       sql_after=after, attempt=attempt)
+    if problem:
+        return _repaired_parts(ctx, name, entry, record, turns + [this_turn])
+    ctx.set_output(record, sql=after)
     if same_sql(after, before):
         ctx.note("the repair is the same SQL as before; the candidate keeps its error"
                  + (" and takes no part in the vote" if turns else ""))
         return next_after(ctx, name)
     result = ctx.execute(after)
     entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before,
-                 repair_turns=turns + [{"sql": before, "error": error, "answer": answer}])
+                 repair_turns=turns + [this_turn])
     ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
+        if _told_of_parts(ctx, entry, after, result):
+            return f"repair:{name}"
         return next_after(ctx, name)
     if attempt < ctx.params["repair_attempts"] and result.error != failed.error:
         ctx.note(f"the repaired SQL fails on another error ({result.error}); it gets another "
@@ -175,4 +212,42 @@ def repair(ctx: StepContext, name: str) -> str:
         return f"repair:{name}"
     ctx.note(f"the repaired SQL fails too ({result.error_class}); {name} takes no part in "
              f"the vote")
+    return next_after(ctx, name)
+
+
+def _told(turn: dict) -> str:
+    """What a repair told the generator about ``turn["sql"]``: its error, or, for SQL that ran,
+    why it reads the wrong tables."""
+    if turn.get("runs"):
+        return render(load(str(HERE), "parts_error"), sql=turn["sql"], problem=turn["error"])
+    return render(load(str(r3_steps.HERE), "exec_error"), sql=turn["sql"], error=turn["error"])
+
+
+def _repaired_parts(ctx: StepContext, name: str, entry: dict, record: SQLRepair,
+                    turns: list[dict]) -> str:
+    """After the repair of a candidate that reads unrelated parts: the repaired SQL when it runs
+    and reads one part, otherwise the SQL the candidate had, which runs (the trace shows both).
+    The candidate is told once: whatever the repair wrote, it is not told again."""
+    before, after = record.sql_before, record.sql_after
+    entry["parts_told"] = True
+    entry.pop("parts_problem", None)
+    if same_sql(after, before):
+        ctx.set_output(record, sql=before)
+        ctx.note("the repair is the same SQL as before; the candidate keeps it")
+        return next_after(ctx, name)
+    result = ctx.execute(after)
+    still = unrelated_parts(after, ctx.db.schema) if result.ok else None
+    if result.ok and still is None:
+        ctx.set_output(record, sql=after)
+        entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before,
+                     repair_turns=turns)
+        ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
+        ctx.note(f"the repaired SQL reads tables of one part and returns {result.row_count} "
+                 f"row(s)")
+        return next_after(ctx, name)
+    why = (f"fails ({result.error_class})" if not result.ok
+           else "still reads tables of unrelated parts")
+    ctx.set_output(record, sql=before)
+    ctx.execute(before)  # the step ends on the SQL the candidate keeps
+    ctx.note(f"the repaired SQL {why}: the candidate keeps the SQL it had, which runs")
     return next_after(ctx, name)
