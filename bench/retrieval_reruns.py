@@ -11,8 +11,11 @@ recorded has the same prompts and, at temperature 0, the same answer. Only the r
 retrieval step would now keep other tables or columns, or be shown other values, are run again,
 from that step, on the file the folder was asked on (its manifest's ``ask_db``); a change to how
 values are found (the value index's caps, say) or to which tables are kept (the part floor) is
-measured that way at the cost of the runs it touches. Nothing is asserted: it is a
-measurement.
+measured that way at the cost of the runs it touches. With ``--every-named`` each run named by
+``--question`` runs again from its retrieval step whether or not retrieval changed: a change
+after retrieval (a candidate's repair, say) that acts on the runs whose traces show it is
+measured on those runs with every step from retrieval on as today's defaults make it. Nothing is
+asserted: it is a measurement.
 """
 
 from __future__ import annotations
@@ -62,6 +65,12 @@ def retrieval_changed(asked_on: str):
     return find
 
 
+def any_retrieval(run: Run) -> int | None:
+    """The finder of ``--every-named``: a run's retrieval step, if it kept tables."""
+    index = next((i for i, e in enumerate(run.events) if e.step == RETRIEVE), None)
+    return index if index is not None and run.events[index].status == "ok" else None
+
+
 def retrieval_after(run: Run, index: int) -> dict:
     """What the resumed run's retrieval kept and the values it ranked with."""
     parsed = run.events[index].parsed or {}
@@ -78,8 +87,14 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{folder} was asked on each question's own database: retrieval runs "
                          "only on a merged file (give --ask-db for a folder without a manifest)")
     pipeline, _ = read_answers(folder, None)
-    return resume_main(argv, get_pipeline(pipeline), retrieval_changed(asked_on),
-                       retrieval_after, __doc__.split("\n\n")[0])
+    find = retrieval_changed(asked_on)
+    if "--every-named" in argv:
+        argv.remove("--every-named")
+        if "--question" not in argv:
+            raise SystemExit("--every-named runs the runs --question names: name them")
+        find = any_retrieval
+    return resume_main(argv, get_pipeline(pipeline), find, retrieval_after,
+                       __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":
