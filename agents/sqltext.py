@@ -152,6 +152,18 @@ def result_text(preview: dict, max_rows: int, *, width: int = 60) -> str:
     return f"{table}\n{tail}"
 
 
+def parse_statement(sql: str | None) -> exp.Expression | None:
+    """The one statement ``sql`` holds, parsed as SQLite; None for none, several, or SQL sqlglot
+    cannot read (which is then the database's to judge)."""
+    if not sql or not sql.strip():
+        return None
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="sqlite") if t is not None]
+    except Exception:  # sqlglot's errors are of several kinds; none is ours to raise
+        return None
+    return trees[0] if len(trees) == 1 else None
+
+
 def select_sources(select: exp.Select) -> list[exp.Expression]:
     """This SELECT's own FROM and joined sources (tables, subqueries), not those of the queries
     around or inside it."""

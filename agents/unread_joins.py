@@ -28,11 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-import sqlglot
 from sqlglot import exp
 
 from .schema import Schema
-from .sqltext import select_source_names, select_tables
+from .sqltext import parse_statement, select_source_names, select_tables
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def unread_joins(sql: str | None, schema: Schema,
     the ``FROM`` table is one of them too, taken as joined to the first join's table (see
     :func:`_from_table_joined`); with ``through_keys`` a table read only through its join key
     is too (see :func:`_read_through_keys`)."""
-    tree = _parse(sql)
+    tree = parse_statement(sql)
     if not isinstance(tree, exp.Select) or any(not _counted(star)
                                                for star in tree.find_all(exp.Star)):
         return None
@@ -180,18 +179,8 @@ def _shadowed(column: exp.Column, select: exp.Select, qualifier: str | None = No
 
 def tables_named(sql: str | None) -> set[str]:
     """The tables a statement names (casefolded); empty when it cannot be read."""
-    tree = _parse(sql)
+    tree = parse_statement(sql)
     return {t.name.casefold() for t in tree.find_all(exp.Table)} if tree is not None else set()
-
-
-def _parse(sql: str | None) -> exp.Expression | None:
-    if not sql or not sql.strip():
-        return None
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="sqlite") if t is not None]
-    except Exception:  # SQL sqlglot cannot read is the database's to judge
-        return None
-    return trees[0] if len(trees) == 1 else None
 
 
 def _counted(star: exp.Star) -> bool:

@@ -11,8 +11,8 @@ usually taken a look-alike of another application for the table it meant: in the
 merged-database benchmark a 1.5B writer joined the cars schema's ``continents`` to the world's
 ``country`` ("the total surface area of the continents Asia and Europe", on a continent name
 the two spell differently, so nothing matches) and the dog kennels' ``Professionals`` to the
-world's ``city``. SQLite runs such a query, so no error
-tells the writer; :func:`unrelated_parts` does.
+world's ``city``. SQLite runs such a query, so no error tells the writer; :func:`unrelated_parts`
+does.
 
 Tables no foreign key links to any other table say nothing either way (a database that
 declares no keys is all such tables), and neither does a name the schema does not hold (a
@@ -23,16 +23,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
 from .retrieval.parts import schema_parts
+from .sqltext import parse_statement
 
 
 @dataclass(frozen=True)
 class UnrelatedParts:
-    """The tables a query reads, grouped by the part of the schema each lies in (parts in the
-    order the query first names one of their tables), when there are two or more parts."""
+    """The tables a query reads, grouped by the part of the schema each lies in, when there are
+    two or more parts: tables and parts in the order sqlglot's breadth-first walk of the query
+    meets them (the outer query's own tables before those of a subquery in its FROM)."""
 
     parts: tuple[tuple[str, ...], ...]
 
@@ -48,15 +49,12 @@ class UnrelatedParts:
 def unrelated_parts(sql: str | None, schema) -> UnrelatedParts | None:
     """The parts of ``schema`` whose tables ``sql`` reads (its subqueries' too), when they are
     two or more; None when they are not, or the SQL cannot be read."""
-    try:
-        trees = [t for t in sqlglot.parse(sql or "", read="sqlite") if t is not None]
-    except Exception:  # SQL sqlglot cannot read: nothing is known of what it reads
-        return None
-    if len(trees) != 1:
+    tree = parse_statement(sql)
+    if tree is None:
         return None
     parts = schema_parts(schema)
     found: dict[str, list[str]] = {}
-    for node in trees[0].find_all(exp.Table):
+    for node in tree.find_all(exp.Table):
         table = schema.table(node.name)
         if table is None or table.name in parts.alone:
             continue

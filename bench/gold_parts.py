@@ -10,8 +10,10 @@ This counts, for the dev and the training questions, the gold queries that read 
 or more parts of their own database (tables no key links to any other are left out, as the rule
 leaves them), and how many questions are asked of a database that has two or more parts at all
 (only there can a query read two). Schemas are read from ``tables.json`` (its tables and
-declared foreign keys), so the training databases need no database file. Without the model, in
-a few seconds. Nothing is asserted: it is a measurement.
+declared foreign keys), so the training databases need no database file; the dev questions are
+counted again against the schema of their database file as the studio reads it (the keys the
+file declares, which the rule sees at run time). Without the model, in a few seconds. Nothing
+is asserted: it is a measurement.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agents.evaluation.dataset import load_dataset  # noqa: E402
+from agents.evaluation.harness import DatabasePool  # noqa: E402
 from agents.retrieval.parts import schema_parts  # noqa: E402
 from agents.schema import ForeignKey, Schema, Table  # noqa: E402
 from agents.unrelated_parts import unrelated_parts  # noqa: E402
@@ -70,7 +74,19 @@ def measure(data: Path) -> dict:
             "reading_two_parts": len(found),
             "databases_reading_two_parts": sorted({f["db_id"] for f in found}),
             "first": found[:SHOWN]}
+    report["dev_database_files"] = from_files(data)
     return report
+
+
+def from_files(data: Path) -> dict:
+    """The dev questions whose database file is present, against the file's own schema."""
+    pool = DatabasePool()
+    asked = [q for q in load_dataset(data).questions if q.db_path]
+    several = {q.db_id for q in asked if linked_parts(pool.get(q.db_path).schema) >= 2}
+    reading = [q.qid for q in asked
+               if unrelated_parts(q.gold_sql, pool.get(q.db_path).schema) is not None]
+    return {"questions": len(asked), "databases": len({q.db_id for q in asked}),
+            "with_several_parts": sorted(several), "reading_two_parts": len(reading)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"{len(report['with_several_parts'])} of {report['databases']} schemas have two or "
           f"more parts of linked tables")
+    files = report["dev_database_files"]
+    print(f"dev.json against the database files: {files['reading_two_parts']} of "
+          f"{files['questions']} gold queries read two or more parts "
+          f"({len(files['with_several_parts'])} of {files['databases']} files have several)")
     for name, row in report["files"].items():
         print(f"{name}: {row['reading_two_parts']} of {row['questions']} gold queries read tables "
               f"of two or more parts ({row['on_databases_with_several_parts']} asked of a "

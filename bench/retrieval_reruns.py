@@ -13,9 +13,10 @@ from that step, on the file the folder was asked on (its manifest's ``ask_db``);
 values are found (the value index's caps, say) or to which tables are kept (the part floor) is
 measured that way at the cost of the runs it touches. With ``--every-named`` each run named by
 ``--question`` runs again from its retrieval step whether or not retrieval changed: a change
-after retrieval (a candidate's repair, say) that acts on the runs whose traces show it is
-measured on those runs with every step from retrieval on as today's defaults make it. Nothing is
-asserted: it is a measurement.
+after retrieval (a candidate's repair, say) is measured on the runs whose traces show it would
+act. A resumed run keeps its recorded parameters (a parameter it predates takes its earlier
+default, often off), so name with ``--param`` every default it should run with, the new rule's
+too. Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def retrieval_changed(asked_on: str):
 
 
 def any_retrieval(run: Run) -> int | None:
-    """The finder of ``--every-named``: a run's retrieval step, if it kept tables."""
+    """The finder of ``--every-named``: a run's retrieval step, unless it failed."""
     index = next((i for i, e in enumerate(run.events) if e.step == RETRIEVE), None)
     return index if index is not None and run.events[index].status == "ok" else None
 
@@ -86,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     if not asked_on:
         raise SystemExit(f"{folder} was asked on each question's own database: retrieval runs "
                          "only on a merged file (give --ask-db for a folder without a manifest)")
-    pipeline, _ = read_answers(folder, None)
     find = retrieval_changed(asked_on)
     if "--every-named" in argv:
         argv.remove("--every-named")
-        if "--question" not in argv:
-            raise SystemExit("--every-named runs the runs --question names: name them")
+        if not any(a == "--question" or a.startswith("--question=") for a in argv):
+            raise SystemExit("--every-named needs --question: name the runs to run again")
         find = any_retrieval
+    pipeline, _ = read_answers(folder, None)
     return resume_main(argv, get_pipeline(pipeline), find, retrieval_after,
                        __doc__.split("\n\n")[0])
 

@@ -179,7 +179,8 @@ BENCHMARKS = [
               "without the model: questions whose every needed table schema retrieval keeps, "
               "and the schema tokens kept, per relative floor (run merge-spider first)",
               "the Spider dataset and bench/merged/", "about 30 s", True, _spider_ready),
-    Benchmark("gold-parts", ["bench/gold_parts.py", "--data", str(SPIDER)],
+    Benchmark("gold-parts", ["bench/gold_parts.py", "--data", str(SPIDER), "--out",
+                             "bench/results/gold-parts.json"],
               "without the model: how many gold queries read tables of two parts of their own "
               "database that no foreign key connects (what selection's unrelated_parts rests on)",
               "the Spider dataset", "a few seconds", True, _spider_ready),

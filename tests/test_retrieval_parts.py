@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from agents.database import open_database
 from agents.engine import run_to_end, start_run
 from agents.pipelines.baseline import PIPELINE as BASELINE
@@ -137,6 +139,23 @@ def test_the_finder_passes_over_a_recorded_retrieval_that_failed_and_resumes_one
     assert find(run) == 0
     retrieval.status = "error"                # failed when recorded: it would fail again
     assert find(run) is None
+
+
+def test_every_named_run_is_resumed_from_retrieval_even_when_it_keeps_the_same(
+        monkeypatch, charts_db):
+    """``--every-named``: a change after retrieval is measured on the runs named, from
+    retrieval on, whether or not retrieval changed; a retrieval that failed is not resumed."""
+    from test_resume_recorded import bench_script
+
+    reruns = bench_script(monkeypatch, "retrieval_reruns")
+    run, _ = charts_run(charts_db)
+    assert reruns.retrieval_changed(str(charts_db.path))(run) is None
+    assert reruns.any_retrieval(run) == 0
+    run.events[0].status = "error"
+    assert reruns.any_retrieval(run) is None
+    with pytest.raises(SystemExit, match="needs --question"):
+        reruns.main(["--results", "somewhere", "--ask-db", str(charts_db.path),
+                     "--every-named", "--data", "x", "--out", "y"])
 
 
 def test_a_question_no_table_matches_is_noted_even_when_nothing_fits(tmp_path):

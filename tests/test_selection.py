@@ -691,19 +691,45 @@ def test_off_a_candidate_reading_unrelated_parts_votes_as_written(world, llm, sc
     scripted_llm.when(told_of_parts, sql_block(WITHIN))
     script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN),
            select=choice("A"))
-    result = ask_surface(world, llm, unrelated_parts=False)
-
-    assert result.status == "done", result.error
-    assert not any(e.step.startswith("repair") for e in result.events)
+    for params in ({"unrelated_parts": False}, {"repair": False}):
+        result = ask_surface(world, llm, **params)
+        assert result.status == "done", result.error
+        assert not any(e.step.startswith("repair") for e in result.events)
+        vote = next(e for e in result.events if e.step == "vote").parsed
+        assert {g["sql"] for g in vote["groups"]} == {ACROSS, WITHIN}
     assert not [r for r in scripted_llm.requests if told_of_parts(r)]
-    # what runs recorded before the rule are resumed with
+
+
+def test_runs_recorded_before_the_rule_resume_without_it():
     assert PIPELINE.resolve_recorded({})["unrelated_parts"] is False
     assert PIPELINE.resolve_recorded({"unrelated_parts": True})["unrelated_parts"] is True
 
 
-def test_resuming_at_the_parts_repair_reproduces_it(world, llm, scripted_llm):
-    scripted_llm.when(told_of_parts, sql_block(WITHIN))
-    script(scripted_llm, writer=sql_block(ACROSS), decomposer=decomposition(WITHIN))
+FAILING_SURFACE = ("SELECT SUM(T2.SurfaceArea) FROM continent AS T1 JOIN country AS T2 "
+                   "USING (Continent)")
+
+
+@pytest.mark.parametrize("writer, repair, parts_reply", [
+    (ACROSS, None, WITHIN),                 # told, and the repair reads one part
+    (ACROSS, None, ACROSS_AGAIN),           # told, and the candidate keeps its SQL
+    (FAILING_SURFACE, ACROSS, WITHIN),      # a repaired candidate told after its repair
+])
+def test_resuming_from_any_step_reproduces_a_run_told_of_unrelated_parts(
+        world, llm, scripted_llm, writer, repair, parts_reply):
+    scripted_llm.when(told_of_parts, sql_block(parts_reply))
+    script(scripted_llm, writer=sql_block(writer), decomposer=decomposition(WITHIN),
+           repair=sql_block(repair) if repair else None, select=choice("A"))
     first = ask_surface(world, llm)
-    again = run_to_end(resume_run(PIPELINE, first, 2, world, llm))
-    assert [_stable(e) for e in again.events] == [_stable(e) for e in first.events]
+    assert first.status == "done", first.error
+    assert any((e.parsed or {}).get("error_class") == "UnrelatedParts" for e in first.events)
+    for index in range(len(first.events) + 1):
+        again = run_to_end(resume_run(PIPELINE, first, index, world, llm))
+        assert again.status == "done" and again.final_sql == first.final_sql
+        assert [_stable(e) for e in again.events] == [_stable(e) for e in first.events]
+        assert _candidates_state(again) == _candidates_state(first)
+
+
+def _candidates_state(run) -> list[dict]:
+    """The candidates as a run ends with them, without the timings of their results."""
+    keys = ("name", "sql", "answer", "repaired_from", "repair_turns", "parts_told")
+    return [{k: c.get(k) for k in keys} for c in run.events[-1].data["candidates"]]

@@ -62,7 +62,7 @@ from ..outputs.base import Output, register
 from ..outputs.common import indent
 from ..retrieval.ranking import query_words, words
 from ..schema import quote_identifier
-from ..sqltext import format_sql, select_tables
+from ..sqltext import format_sql, parse_statement, select_tables
 from ..unread_joins import unread_joins
 
 JOINS = "drop_unread_joins"
@@ -201,13 +201,9 @@ def stored_case(sql: str | None, db, schema, *, timeout: float,
     for case; None when nothing changes (or the SQL cannot be read). The lookups stop when
     ``budget`` seconds are spent."""
     deadline = time.monotonic() + budget
-    try:
-        trees = [t for t in sqlglot.parse(sql or "", read="sqlite") if t is not None]
-    except Exception:  # SQL sqlglot cannot read is the database's to judge
+    tree = parse_statement(sql)
+    if tree is None:
         return None
-    if len(trees) != 1:
-        return None
-    tree = trees[0]
     changed: list[tuple[str, str]] = []
     for node in list(tree.find_all(exp.EQ, exp.In)):
         column, literals = _compared(node)

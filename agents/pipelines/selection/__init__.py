@@ -60,8 +60,9 @@ for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
 ``answer``, ``examples``, ``result`` preview, ``repaired_from``, ``repair_turns`` (each
-repair's failing SQL, the error it was told and its reply, for the next repair's
-conversation), and ``prompt``, the variant of a writer with several prompts), ``vote``,
+repair's SQL, what it was told -- the error, or for SQL that ran (``told``) why it reads
+unrelated parts -- and its reply, for the next repair's conversation), ``parts_told`` (told
+once already), and ``prompt``, the variant of a writer with several prompts), ``vote``,
 ``selection``,
 ``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:
@@ -79,7 +80,7 @@ from ..deasql.shared import table_info
 from ..macsql import decomposer
 from . import steps, voting
 from .generators import GENERATORS, GeneratorList
-from .steps import PARTS
+from .steps import PARTS_PARAM
 
 
 class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
@@ -125,7 +126,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec("repair_attempts", 1, min=1, max=3,
                   help="repairs a failing candidate may get: a further one only when the "
                        "repaired SQL fails with another error (the same error again ends it)"),
-        ParamSpec(PARTS, True,
+        ParamSpec(PARTS_PARAM, True,
                   help="with repair on, a candidate that runs but reads tables of parts of the "
                        "database that no foreign key connects (a look-alike of another "
                        "application's, in a database of several) gets one repair told so, and "
@@ -144,7 +145,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         Step("candidate", "Candidate: {arg}", steps.candidate, "Write a candidate and run it",
              then=("repair", "candidate", "vote"), takes_arg=True),
         Step("repair", "Repair: {arg}", steps.repair,
-             "Repair the failing candidate from its error",
+             "Repair the candidate from its error, or from the unrelated parts it reads",
              then=("repair", "candidate", "vote"),
              takes_arg=True),
         Step("vote", "Vote", voting.vote_step, "Group the candidates by result and vote",
@@ -157,7 +158,9 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # the decomposer generator sent the paper's Decomposer prompt before graded measured better
     # and voted without setting results with no data aside before data_first measured better
     # and ended on the chosen SQL as written before the Final check measured better
-    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False, PARTS: False,
+    # and sent a candidate reading unrelated parts to the vote as written before
+    # unrelated_parts measured better on the merged files
+    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False, PARTS_PARAM: False,
                         **final_check.EARLIER_DEFAULTS}
 
     def initial_data(self, ctx: StepContext) -> dict:

@@ -28,8 +28,9 @@ from .outputs import CandidateSQL
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
 HERE = Path(__file__).parent
-PARTS = "unrelated_parts"
+PARTS_PARAM = "unrelated_parts"
 PARTS_ERROR_CLASS = "UnrelatedParts"
+PARTS_TOLD = "unrelated parts"  # a repair turn about SQL that runs (its "told")
 
 
 def initial_data(ctx: StepContext) -> dict:
@@ -39,8 +40,9 @@ def initial_data(ctx: StepContext) -> dict:
     return {
         "plan": order,          # candidate names in run order: cot, writer, sample1, ...
         "grounding": None,      # Grounding.to_dict() of the value lookup
-        # {"name", "sql", "answer", "examples", "result", "repaired_from", "prompt"?: the
-        # prompt variant of a writer with several}
+        # {"name", "sql", "answer", "examples", "result", "repaired_from", "repair_turns"?,
+        # "parts_told"?: told once of unrelated parts, "prompt"?: the prompt variant of a
+        # writer with several}
         "candidates": [],
         "vote": None,           # the vote's groups and outcome (see voting.vote_step)
         "selection": None,      # the selection agent's options, choice and reasoning
@@ -96,7 +98,8 @@ def _store(data: dict, entry: dict) -> None:
 
 
 def candidate(ctx: StepContext, name: str) -> str:
-    """One generator writes its candidate; the candidate is executed read-only."""
+    """One generator writes its candidate; the candidate is executed read-only, and goes to a
+    repair when it fails or reads unrelated parts of the database."""
     generator = generator_for(name)
     temperature = ctx.params["sample_temperature"] if generator.sampled else None
     examples = generator.examples(ctx) if generator.examples else []
@@ -131,25 +134,31 @@ def candidate(ctx: StepContext, name: str) -> str:
     ctx.set_output(record, sql=sql)
     if not result.ok and ctx.params["repair"]:
         return f"repair:{name}"
-    if _told_of_parts(ctx, entry, sql, result):
+    if _flag_unrelated_parts(ctx, entry, sql, result):
         return f"repair:{name}"
     return next_after(ctx, name)
 
 
-def _told_of_parts(ctx: StepContext, entry: dict, sql: str, result) -> bool:
-    """Whether the candidate's SQL, which runs, reads tables of parts of the database that no
-    foreign key connects (:mod:`agents.unrelated_parts`), and gets a repair for it: with
-    ``unrelated_parts`` and ``repair`` on, once per candidate. The parts are those of the whole
-    database, not of what retrieval kept."""
-    if not (result.ok and ctx.params.get(PARTS) and ctx.params["repair"]) \
-            or entry.get("parts_told"):
-        return False
+def _parts_problem(ctx: StepContext, entry: dict, sql: str) -> str | None:
+    """What the candidate's generator is told when ``sql`` reads tables of parts of the
+    database that no foreign key connects (:mod:`agents.unrelated_parts`): with
+    ``unrelated_parts`` on, once per candidate (``parts_told`` in its entry). The parts are
+    those of the whole database, not of what retrieval kept. None otherwise."""
+    if not ctx.params[PARTS_PARAM] or entry.get("parts_told"):
+        return None
     found = unrelated_parts(sql, ctx.db.schema)
-    if found is None:
+    return found.sentence() if found is not None else None
+
+
+def _flag_unrelated_parts(ctx: StepContext, entry: dict, sql: str, result: ExecResult) -> bool:
+    """Whether the candidate's SQL, which runs, goes to a repair for reading unrelated parts
+    (:func:`_parts_problem`; only with ``repair`` on); the step's note says so."""
+    if not (result.ok and ctx.params["repair"]):
         return False
-    entry["parts_problem"] = found.sentence()
-    ctx.note(f"the SQL runs, but {found.sentence()} It gets a repair told so.")
-    return True
+    problem = _parts_problem(ctx, entry, sql)
+    if problem is not None:
+        ctx.note(f"the SQL runs, but {problem} It gets a repair told so.")
+    return problem is not None
 
 
 def repair(ctx: StepContext, name: str) -> str:
@@ -159,13 +168,14 @@ def repair(ctx: StepContext, name: str) -> str:
     in the same conversation: a repair that moves a column to the table the hint named often
     meets the next wrong name there (two look-alike tables, each with half of what the question
     needs); the same error again means the generator is stuck, so it stops there. A candidate
-    whose SQL runs but reads unrelated parts of the schema (:func:`_told_of_parts`) is told
+    whose SQL runs but reads unrelated parts of the schema (:func:`_parts_problem`) is told
     that instead of an error, once (:func:`_repaired_parts`)."""
     entry = entry_of(ctx.data, name)
     before, failed = entry.get("sql"), ExecResult.from_dict(entry.get("result") or {"ok": False})
-    problem = entry.get("parts_problem") if failed.ok else None
+    problem = _parts_problem(ctx, entry, before) if before and failed.ok else None
     if not before or (failed.ok and not problem):
-        raise StepError(f"candidate {name} has no failing SQL to repair")
+        raise StepError(f"candidate {name} has no failing SQL to repair, nor SQL reading "
+                        f"unrelated parts of the database")
     generator = generator_for(name)
     error = problem or failed.feedback()
     turns = list(entry.get("repair_turns") or [])  # earlier repairs of this candidate
@@ -178,11 +188,11 @@ def repair(ctx: StepContext, name: str) -> str:
         {"role": "assistant", "content": entry.get("answer") or
          f"```sql\n{turns[0]['sql'] if turns else before}\n```"}]
     for turn in turns:  # each earlier repair: what it was told and its own reply
-        messages += [{"role": "user", "content": _told(turn)},
+        messages += [{"role": "user", "content": _repair_message(turn)},
                      {"role": "assistant", "content": turn["answer"]}]
     this_turn = {"sql": before, "error": error, "answer": None,
-                 **({"runs": True} if problem else {})}
-    messages.append({"role": "user", "content": _told(this_turn)})
+                 **({"told": PARTS_TOLD} if problem else {})}
+    messages.append({"role": "user", "content": _repair_message(this_turn)})
     after, answer = ctx.ask(messages, parse=lambda text: (extract_sql(text).strip(), text),
                             max_tokens=generator.max_tokens)
     this_turn["answer"] = answer
@@ -203,7 +213,7 @@ def repair(ctx: StepContext, name: str) -> str:
     ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
-        if _told_of_parts(ctx, entry, after, result):
+        if _flag_unrelated_parts(ctx, entry, after, result):
             return f"repair:{name}"
         return next_after(ctx, name)
     if attempt < ctx.params["repair_attempts"] and result.error != failed.error:
@@ -215,10 +225,10 @@ def repair(ctx: StepContext, name: str) -> str:
     return next_after(ctx, name)
 
 
-def _told(turn: dict) -> str:
+def _repair_message(turn: dict) -> str:
     """What a repair told the generator about ``turn["sql"]``: its error, or, for SQL that ran,
     why it reads the wrong tables."""
-    if turn.get("runs"):
+    if turn.get("told") == PARTS_TOLD:
         return render(load(str(HERE), "parts_error"), sql=turn["sql"], problem=turn["error"])
     return render(load(str(r3_steps.HERE), "exec_error"), sql=turn["sql"], error=turn["error"])
 
@@ -230,7 +240,6 @@ def _repaired_parts(ctx: StepContext, name: str, entry: dict, record: SQLRepair,
     The candidate is told once: whatever the repair wrote, it is not told again."""
     before, after = record.sql_before, record.sql_after
     entry["parts_told"] = True
-    entry.pop("parts_problem", None)
     if same_sql(after, before):
         ctx.set_output(record, sql=before)
         ctx.note("the repair is the same SQL as before; the candidate keeps it")
