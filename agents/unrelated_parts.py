@@ -64,3 +64,20 @@ def unrelated_parts(sql: str | None, schema) -> UnrelatedParts | None:
     if len(found) < 2:
         return None
     return UnrelatedParts(parts=tuple(tuple(names) for names in found.values()))
+
+
+def joins_unrelated_part(join: exp.Join, select: exp.Select, schema) -> bool:
+    """Whether ``join`` brings in a table of a part of ``schema`` that none of the other tables
+    of ``select`` (its own and its subqueries') lies in, where at least one of them lies in a
+    part: the joined table belongs to another application than the query's."""
+    parts = schema_parts(schema)
+
+    def part_of(node: exp.Table) -> str | None:
+        table = schema.table(node.name)
+        if table is None or table.name in parts.alone:
+            return None
+        return parts.of.get(table.name, table.name)
+
+    joined = part_of(join.this) if isinstance(join.this, exp.Table) else None
+    others = {part_of(t) for t in select.find_all(exp.Table) if t is not join.this} - {None}
+    return joined is not None and bool(others) and joined not in others

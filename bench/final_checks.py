@@ -9,11 +9,13 @@ written as the column stores it (``match_stored_case``), the run ends on that ve
 runs. Nothing before it changes, so it is replayed exactly on each recorded final SQL with the
 pipeline's own function (``ending_for``) and the new SQL is scored with the evaluation's own
 scoring (the gold query on the question's own database, the prediction on the file the
-question was asked on). ``--rules`` names the rules replayed, by default all four as the
-pipelines run them (``joins,from,keys,case``: ``drop_unread_joins``, its two widenings
-``drop_unread_from_table`` and ``read_through_join_keys``, ``match_stored_case``); ``--rules
-joins,case`` is the check as first built, ``--rules joins`` or ``--rules case`` one rule alone
-(``from`` and ``keys`` act only with ``joins``).
+question was asked on). ``--rules`` names the rules replayed, by default all five as the
+pipelines run them (``joins,from,keys,parts,case``: ``drop_unread_joins``, its three
+widenings ``drop_unread_from_table``, ``read_through_join_keys`` and
+``drop_unrelated_part_joins``, ``match_stored_case``); ``--rules joins,case`` is the check as
+first built, ``--rules joins,from,keys,case`` as it was before the unrelated parts, ``--rules
+joins`` or ``--rules case`` one rule alone (``from``, ``keys`` and ``parts`` act only with
+``joins``).
 
 ``--recorded`` reads a folder evaluated with the check on instead: each run's SQL before its
 Final check (the step's ``sql_before``) against the SQL it ended on, both scored -- the check's
@@ -39,8 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.pipelines.final_check import (CASE, FROM_TABLE, JOINS, KEYS, STEP,  # noqa: E402
-                                          ending_for)
+from agents.pipelines.final_check import (CASE, FROM_TABLE, JOINS, KEYS, PARTS,  # noqa: E402
+                                          STEP, ending_for)
 from agents.retrieval import RETRIEVE  # noqa: E402
 from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
@@ -84,7 +86,7 @@ def _ended(record: dict, later: dict | None) -> bool:
     return status in (None, "done")
 
 
-RULES = {"joins": JOINS, "from": FROM_TABLE, "keys": KEYS, "case": CASE}
+RULES = {"joins": JOINS, "from": FROM_TABLE, "keys": KEYS, "parts": PARTS, "case": CASE}
 
 
 def measure(pipeline: str, folder: str, resumed: list[str], data: Path,
@@ -155,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ask-db", default=None,
                         help="the file the folder's questions were asked on, where its "
                              "manifest's ask_db path is not there")
-    parser.add_argument("--rules", default="joins,from,keys,case",
-                        help="the Final check's rules to replay, of joins, from, keys, case "
-                             "(from and keys only with joins)")
+    parser.add_argument("--rules", default="joins,from,keys,parts,case",
+                        help="the Final check's rules to replay, of joins, from, keys, parts, "
+                             "case (from, keys and parts only with joins)")
     parser.add_argument("--recorded", action="store_true",
                         help="a folder evaluated with the check on: EX before and after it")
     parser.add_argument("--out", required=True)

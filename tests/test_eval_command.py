@@ -117,7 +117,7 @@ def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
 
 
 FINAL_CHECK = ("drop_unread_joins", "drop_unread_from_table", "read_through_join_keys",
-               "match_stored_case")   # the Final check's rules
+               "drop_unrelated_part_joins", "match_stored_case")   # the Final check's rules
 FINAL_CHECK_OFF = {name: False for name in FINAL_CHECK}
 FINAL_CHECK_ON = {name: True for name in FINAL_CHECK}
 

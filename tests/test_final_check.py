@@ -11,6 +11,7 @@ from agents.pipelines import get_pipeline
 from agents.pipelines.final_check import (FinalCheck, ending_for, question_names,
                                           stored_case, unnamed_unread_joins)
 from agents.safe_sql import ExecResult
+from dbfactory import TWO_APPLICATIONS_SQL
 from test_macsql import DECOMPOSER, PIPELINE, SMALL_SQL, decomposition, make_db, run
 
 JOINED = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
@@ -197,11 +198,59 @@ def test_runs_recorded_before_the_check_keep_their_sql():
     for name in ("macsql", "deasql", "r3", "csma", "selection"):
         pipeline = get_pipeline(name)
         for rule in ("drop_unread_joins", "drop_unread_from_table", "read_through_join_keys",
-                     "match_stored_case"):
+                     "drop_unrelated_part_joins", "match_stored_case"):
             assert pipeline.resolve_params({})[rule] is True
             assert pipeline.resolve_recorded({})[rule] is False
         assert pipeline.closing == "final_check"
     assert get_pipeline("baseline").closing is None  # the one prompt stays as written
+
+
+SURFACE = "What is the total surface area of the continents Asia and Europe?"
+ACROSS = ("SELECT SUM(T2.SurfaceArea) FROM continents AS T1 JOIN country AS T2 "
+          "ON T1.Continent = T2.Continent WHERE T1.Continent IN ('asia', 'europe')")
+
+
+@pytest.fixture
+def world_db(tmp_path):
+    return make_db(tmp_path, "world", TWO_APPLICATIONS_SQL)
+
+
+ALL_RULES = {"drop_unread_joins": True, "drop_unread_from_table": True,
+             "read_through_join_keys": True, "drop_unrelated_part_joins": True,
+             "match_stored_case": True}
+
+
+def test_a_named_table_of_an_unrelated_part_read_only_through_its_key_is_left_out(world_db):
+    """"The continents Asia and Europe" names ``continents``, a cars schema's table that no key
+    links to ``country``: the join on a continent name reads nothing of it but its key, and the
+    values are then written as ``country`` stores them."""
+    found = ending_for(ACROSS, world_db.schema, SURFACE, world_db, ALL_RULES, timeout=1,
+                       max_rows=10)
+    assert found is not None
+    mended, result = found
+    assert mended.sql == ("SELECT SUM(T2.SurfaceArea) FROM country AS T2 "
+                          "WHERE T2.Continent IN ('Asia', 'Europe')")
+    assert mended.tables == ["continents"] and mended.by_key == ["continents"]
+    assert mended.values == [("asia", "Asia"), ("europe", "Europe")]
+    assert result.rows == [(652090 + 41526,)]
+    # off, the question's word keeps the join (and the case rule finds nothing to mend in it)
+    assert ending_for(ACROSS, world_db.schema, SURFACE, world_db,
+                      {**ALL_RULES, "drop_unrelated_part_joins": False}, timeout=1,
+                      max_rows=10) is None
+
+
+def test_a_named_table_of_the_same_part_stays(world_db):
+    same_part = ("SELECT T1.Name FROM country AS T1 JOIN city AS T2 ON T1.Code = T2.CountryCode "
+                 "WHERE T1.Continent = 'Asia'")
+    assert ending_for(same_part, world_db.schema, "Which countries of Asia have a city?",
+                      world_db, ALL_RULES, timeout=1, max_rows=10) is None
+
+
+def test_a_table_of_another_part_that_is_read_stays(world_db):
+    read = ("SELECT T1.Continent, SUM(T2.SurfaceArea) FROM continents AS T1 JOIN country AS T2 "
+            "ON T1.Continent = T2.Continent GROUP BY T1.ContId")
+    assert ending_for(read, world_db.schema, "The surface area of each of the continents?",
+                      world_db, ALL_RULES, timeout=1, max_rows=10) is None
 
 
 class _Database:

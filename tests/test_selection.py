@@ -613,7 +613,8 @@ def told_of_parts(req: dict) -> bool:
 
 
 def ask_surface(db, llm, **params):
-    params = {"generators": "writer,decomposer", "samples": 0, **params}
+    params = {"generators": "writer,decomposer", "samples": 0, "unrelated_parts": True,
+              **params}
     return run_to_end(start_run(PIPELINE, SURFACE, db, llm, params=params))
 
 
@@ -700,7 +701,8 @@ def test_off_a_candidate_reading_unrelated_parts_votes_as_written(world, llm, sc
     assert not [r for r in scripted_llm.requests if told_of_parts(r)]
 
 
-def test_runs_recorded_before_the_rule_resume_without_it():
+def test_the_parts_repair_is_off_by_default_and_for_recorded_runs():
+    assert PIPELINE.resolve_params({})["unrelated_parts"] is False
     assert PIPELINE.resolve_recorded({})["unrelated_parts"] is False
     assert PIPELINE.resolve_recorded({"unrelated_parts": True})["unrelated_parts"] is True
 

@@ -33,6 +33,12 @@ JOIN country AS T2 ON T2.Code = T1.CountryCode WHERE ...`` reads ``T1.CountryCod
 with the option above, a join on ``city`` between owners and professionals, filtered on the
 owners' city, is the professionals' own city), so a table the SQL reads only through its key
 is left out too; only between columns of one type affinity, as SQLite compares them.
+``drop_unrelated_part_joins``: a joined table of a part of the schema that no foreign key links
+to the query's other tables (:func:`agents.unrelated_parts.joins_unrelated_part`; a database of
+several applications side by side) is left out even where the question names it: "the total
+surface area of the *continents* Asia and Europe" named the cars schema's ``continents``, which
+the answer joined to the world's ``country`` on a continent name spelt otherwise there, so the
+sum was over nothing; a question's word cannot vouch for a table of another application.
 
 **A value in the wrong case** (``match_stored_case``). ``WHERE Airline = 'Jetblue Airways'``
 finds nothing when the column holds 'JetBlue Airways': SQLite compares text exactly, and a
@@ -64,13 +70,15 @@ from ..retrieval.ranking import query_words, words
 from ..schema import quote_identifier
 from ..sqltext import format_sql, parse_statement, select_tables
 from ..unread_joins import unread_joins
+from ..unrelated_parts import joins_unrelated_part
 
 JOINS = "drop_unread_joins"
 FROM_TABLE = "drop_unread_from_table"
 KEYS = "read_through_join_keys"
+PARTS = "drop_unrelated_part_joins"
 CASE = "match_stored_case"
 STEP = "final_check"
-RULES = (JOINS, FROM_TABLE, KEYS, CASE)
+RULES = (JOINS, FROM_TABLE, KEYS, PARTS, CASE)
 # What a run recorded before the Final check (or before one of its rules) did: every rule off.
 EARLIER_DEFAULTS = dict.fromkeys(RULES, False)
 LONG_WORD = 4   # shorter words must match a table name's word whole
@@ -96,6 +104,12 @@ def param_specs() -> list[ParamSpec]:
                            "join's condition makes it equal to another table's column counts as "
                            "that column, so a table read only through its join key is left out "
                            "too (not in the paper); off: any read keeps the join"),
+            ParamSpec(PARTS, True,
+                      help="with drop_unread_joins, a joined table of a part of the database "
+                           "that no foreign key links to the query's other tables is left out "
+                           "when nothing reads it (or only through its join key) even where the "
+                           "question names it: the question named the look-alike of another "
+                           "application (not in the paper); off: a named table stays"),
             ParamSpec(CASE, True,
                       help="in the Final check, a string the final SQL compares with a column "
                            "that holds no such value but exactly one equal to it but for case "
@@ -157,12 +171,18 @@ def _counts(select: exp.Select) -> bool:
 
 
 def unnamed_unread_joins(sql: str | None, schema, question: str, *, from_table: bool = False,
-                         through_keys: bool = False):
+                         through_keys: bool = False, whole=None):
     """``sql`` without its joins of tables nothing reads and the question does not ask for (a
     :class:`~agents.unread_joins.WithoutUnreadJoins`), or None; with ``from_table`` the
-    ``FROM`` table counts as joined."""
-    return unread_joins(sql, schema, keep=lambda join, select: question_reads(
-        question, join, select, schema), from_table=from_table, through_keys=through_keys)
+    ``FROM`` table counts as joined. Given ``whole``, the database's whole schema, a table of
+    a part of it that no foreign key links to the query's other tables is left out even where
+    the question names it (:func:`~agents.unrelated_parts.joins_unrelated_part`)."""
+    def keep(join, select) -> bool:
+        if whole is not None and joins_unrelated_part(join, select, whole):
+            return False
+        return question_reads(question, join, select, schema)
+
+    return unread_joins(sql, schema, keep=keep, from_table=from_table, through_keys=through_keys)
 
 
 def counts_one_per_group(sql: str, db, *, timeout: float) -> bool:
@@ -292,7 +312,8 @@ def mend(sql: str | None, schema, question: str, db, params: dict, *,
     if params.get(JOINS):
         without = unnamed_unread_joins(sql, schema, question,
                                        from_table=bool(params.get(FROM_TABLE)),
-                                       through_keys=bool(params.get(KEYS)))
+                                       through_keys=bool(params.get(KEYS)),
+                                       whole=db.schema if params.get(PARTS) else None)
         if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
             sql, tables, by_key = without.sql, without.tables, without.by_key
     if params.get(CASE):
