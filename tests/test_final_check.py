@@ -233,6 +233,12 @@ def test_a_named_table_of_an_unrelated_part_read_only_through_its_key_is_left_ou
     assert mended.tables == ["continents"] and mended.by_key == ["continents"]
     assert mended.values == [("asia", "Asia"), ("europe", "Europe")]
     assert result.rows == [(652090 + 41526,)]
+    assert mended.apart == ["continents"]
+    said = FinalCheck(sql_before=ACROSS, sql_after=mended.sql, tables=mended.tables,
+                      by_key=mended.by_key, apart=mended.apart).changes()
+    assert said == ["left out the join of continents: the question names it, but no foreign key "
+                    "links it to the query's other tables (another application's table), and "
+                    "nothing reads it but through its join"]
     # off, the question's word keeps the join (and the case rule finds nothing to mend in it)
     assert ending_for(ACROSS, world_db.schema, SURFACE, world_db,
                       {**ALL_RULES, "drop_unrelated_part_joins": False}, timeout=1,

@@ -57,7 +57,7 @@ in any of the papers: with both off, the run ends where the paper's algorithm en
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import sqlglot
@@ -171,16 +171,21 @@ def _counts(select: exp.Select) -> bool:
 
 
 def unnamed_unread_joins(sql: str | None, schema, question: str, *, from_table: bool = False,
-                         through_keys: bool = False, whole=None):
+                         through_keys: bool = False, whole=None,
+                         named_apart: list[str] | None = None):
     """``sql`` without its joins of tables nothing reads and the question does not ask for (a
     :class:`~agents.unread_joins.WithoutUnreadJoins`), or None; with ``from_table`` the
     ``FROM`` table counts as joined. Given ``whole``, the database's whole schema, a table of
     a part of it that no foreign key links to the query's other tables is left out even where
-    the question names it (:func:`~agents.unrelated_parts.joins_unrelated_part`)."""
+    the question names it (:func:`~agents.unrelated_parts.joins_unrelated_part`); such a table
+    the question does name is added to ``named_apart``, if given, so the trace can say why."""
     def keep(join, select) -> bool:
+        named = question_reads(question, join, select, schema)
         if whole is not None and joins_unrelated_part(join, select, whole):
+            if named and named_apart is not None and join.this.name not in named_apart:
+                named_apart.append(join.this.name)
             return False
-        return question_reads(question, join, select, schema)
+        return named
 
     return unread_joins(sql, schema, keep=keep, from_table=from_table, through_keys=through_keys)
 
@@ -300,6 +305,8 @@ class Mended:
     tables: list[str]               # joins left out
     by_key: list[str]               # ... of those, read only through a join key
     values: list[tuple[str, str]]   # (as written, as stored)
+    apart: list[str] = field(default_factory=list)  # tables left out: the question named them,
+    #                                                  but they lie in an unrelated part
 
 
 def mend(sql: str | None, schema, question: str, db, params: dict, *,
@@ -309,18 +316,21 @@ def mend(sql: str | None, schema, question: str, db, params: dict, *,
     tables: list[str] = []
     by_key: list[str] = []
     values: list[tuple[str, str]] = []
+    named_apart: list[str] = []
     if params.get(JOINS):
         without = unnamed_unread_joins(sql, schema, question,
                                        from_table=bool(params.get(FROM_TABLE)),
                                        through_keys=bool(params.get(KEYS)),
-                                       whole=db.schema if params.get(PARTS) else None)
+                                       whole=db.schema if params.get(PARTS) else None,
+                                       named_apart=named_apart)
         if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
             sql, tables, by_key = without.sql, without.tables, without.by_key
     if params.get(CASE):
         cased = stored_case(sql, db, schema, timeout=timeout)
         if cased is not None:
             sql, values = cased.sql, cased.values
-    return (Mended(sql=sql, tables=tables, by_key=by_key, values=values)
+    return (Mended(sql=sql, tables=tables, by_key=by_key, values=values,
+                   apart=[t for t in named_apart if t in tables])
             if tables or values else None)
 
 
@@ -352,6 +362,7 @@ class FinalCheck(Output):
     values: list[list[str]] | None = None
     rows: int | None = None
     kept: str | None = None
+    apart: list[str] | None = None   # of ``tables``: named by the question, in another part
 
     def unread_tables(self) -> list[str]:
         """The tables left out that nothing read (the others were read through their key)."""
@@ -359,14 +370,20 @@ class FinalCheck(Output):
 
     def changes(self) -> list[str]:
         found = []
-        unread = self.unread_tables()
+        apart = self.apart or []
+        unread = [t for t in self.unread_tables() if t not in apart]
+        by_key = [t for t in self.by_key or [] if t not in apart]
         if unread:
             found.append(f"left out the join of {', '.join(unread)}: nothing reads it and "
                          "the question does not name it")
-        if self.by_key:
-            found.append(f"left out the join of {', '.join(self.by_key)}: read only through its "
+        if by_key:
+            found.append(f"left out the join of {', '.join(by_key)}: read only through its "
                          "join key, now read from the table it was joined to, and the question "
                          "does not name it")
+        if apart:
+            found.append(f"left out the join of {', '.join(apart)}: the question names it, but "
+                         "no foreign key links it to the query's other tables (another "
+                         "application's table), and nothing reads it but through its join")
         for written, stored in self.values or []:
             found.append(f"'{written}' written as the column stores it: '{stored}'")
         return found
@@ -427,7 +444,8 @@ def final_check(ctx: StepContext) -> None:
         return None
     record = FinalCheck(sql_before=sql, sql_after=mended.sql, tables=mended.tables or None,
                         by_key=mended.by_key or None,
-                        values=[list(v) for v in mended.values] or None)
+                        values=[list(v) for v in mended.values] or None,
+                        apart=mended.apart or None)
     result = ctx.execute(mended.sql)
     if not result.ok:
         ctx.execute(sql)
