@@ -13,7 +13,10 @@ otherwise".
 Only joins of the outermost SELECT are taken out (in a subquery, or a branch of ``EXCEPT``, a
 join that drops rows there changes what the outer query keeps or excludes; a statement that is
 a set operation is left alone), and only plain inner joins of a table (not a subquery) whose
-condition equates its columns with those of one other table; a statement with a ``USING`` or
+condition equates its columns with those of one other table, or names none of its columns at
+all (``JOIN city AS T2 ON T1.city LIKE '%West%'`` pairs each row it keeps with every row of
+``city``: the condition, a filter on the other tables, moves to the ``WHERE`` clause, and the
+rows are no longer repeated); a statement with a ``USING`` or
 ``NATURAL`` join is left alone (those match a column name with whichever earlier table has it,
 so leaving one table out can pair other rows). The table must be named nowhere
 else in the statement (qualified or, by a column name it has, unqualified; any ``*`` but
@@ -85,7 +88,11 @@ def _drop_unread(tree: exp.Select, schema: Schema, keep, through_keys: bool,
                 for names, used in ((removed, True), (by_key, bool(undo))):
                     if used and join.this.name not in names:
                         names.append(join.this.name)
+                condition = join.args.get("on")
+                moved = condition.unnest() if _filters_only(join, schema) else None
                 join.pop()
+                if moved is not None:  # the filter stays, on the rows it was written for
+                    tree.where(moved.copy(), append=True, copy=False)
                 changed = True
             else:
                 for new, old in undo:
@@ -202,8 +209,9 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
         return False
     on = join.args.get("on")
     alias = table.alias_or_name.casefold()
-    if on is None or not _equates_with_one_other(on.unnest(), alias,
-                                                      select_source_names(select)):
+    if on is None or not (_equates_with_one_other(on.unnest(), alias,
+                                                  select_source_names(select))
+                          or _filters_only(join, schema)):
         return False
     in_on = {id(column) for column in on.find_all(exp.Column)}
     known = schema.table(table.name)
@@ -217,6 +225,21 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
         if qualifier == alias or (not qualifier and column.name.casefold() in own_columns):
             return False
     return True
+
+
+def _filters_only(join: exp.Join, schema: Schema) -> bool:
+    """The join's condition names columns, none of them the joined table's (qualified with its
+    name, or a bare name it has): it filters the other tables' rows, and each row it keeps is
+    paired with every row of the joined table."""
+    on, known = join.args.get("on"), schema.table(join.this.name)
+    if on is None or known is None:
+        return False
+    alias = join.this.alias_or_name.casefold()
+    own = {c.casefold() for c in known.column_names()}
+    columns = list(on.find_all(exp.Column))
+    return bool(columns) and all(
+        c.table.casefold() != alias if c.table else c.name.casefold() not in own
+        for c in columns)
 
 
 def _equalities(on: exp.Expression) -> list[tuple[exp.Column, exp.Column]] | None:

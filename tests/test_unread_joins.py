@@ -79,6 +79,31 @@ def test_anything_else_is_left_alone(schema, sql):
     assert unread_joins(sql, schema) is None
 
 
+@pytest.mark.parametrize("sql, expected", [
+    # the condition names no column of the joined table: a filter on the others, kept
+    ("SELECT T1.name FROM teacher AS T1 JOIN course AS T2 ON T1.hometown LIKE '%West%'",
+     "SELECT T1.name FROM teacher AS T1 WHERE T1.hometown LIKE '%West%'"),
+    ("SELECT name FROM teacher JOIN course ON hometown = 'Bolton' WHERE teacher_id > 1",
+     "SELECT name FROM teacher WHERE teacher_id > 1 AND hometown = 'Bolton'"),
+])
+def test_a_join_whose_condition_names_none_of_its_columns_becomes_a_filter(schema, sql,
+                                                                           expected):
+    """Such a join pairs each row the condition keeps with every row of the table: the rows
+    repeat as many times as the table has rows, and nothing else comes of it."""
+    found = unread_joins(sql, schema)
+    assert found is not None and found.sql == expected and found.tables == ["course"]
+
+
+@pytest.mark.parametrize("sql", [
+    # the table read elsewhere, a bare name the joined table has, a condition with no column
+    "SELECT T1.name, T2.title FROM teacher AS T1 JOIN course AS T2 ON T1.hometown = 'Bolton'",
+    "SELECT T1.name FROM teacher AS T1 JOIN course AS T2 ON title = 'Math'",
+    "SELECT T1.name FROM teacher AS T1 JOIN course AS T2 ON 1 = 1",
+])
+def test_a_join_whose_condition_or_query_reads_the_table_stays(schema, sql):
+    assert unread_joins(sql, schema) is None
+
+
 def test_tables_named_reads_every_table_or_none():
     assert tables_named("SELECT a FROM x JOIN Y ON x.a = Y.b") == {"x", "y"}
     assert tables_named("SELECT (") == set()

@@ -21,7 +21,9 @@ of ``hiring``, whose ``Employee_ID`` no other table of the query has), and where
 groups and counts and, without the join, every group would hold one row: the count counted the
 joined rows ("the teacher with the most lessons", grouped by teacher, counts
 ``course_arrange``). The joins are found by :func:`agents.unread_joins.unread_joins` (plain
-inner joins of the outermost SELECT, read only in their own equality condition).
+inner joins of the outermost SELECT, read only in their own equality condition, or joined on a
+condition that names none of their columns, ``JOIN city AS T2 ON T1.city LIKE '%West%'``, which
+stays as a filter in the ``WHERE`` clause).
 
 Two more of its options widen what "nothing reads" covers. ``drop_unread_from_table``: the
 table written first is one of them (``FROM Students AS T1 JOIN Has_Pet AS T2 ON
