@@ -13,10 +13,11 @@ otherwise".
 Only joins of the outermost SELECT are taken out (in a subquery, or a branch of ``EXCEPT``, a
 join that drops rows there changes what the outer query keeps or excludes; a statement that is
 a set operation is left alone), and only plain inner joins of a table (not a subquery) whose
-condition equates its columns with those of one other table, or names none of its columns at
-all (``JOIN city AS T2 ON T1.city LIKE '%West%'`` pairs each row it keeps with every row of
+condition equates its columns with those of one other table, or names columns, none of them
+its own (``JOIN city AS T2 ON T1.city LIKE '%West%'`` pairs each row it keeps with every row of
 ``city``: the condition, a filter on the other tables, moves to the ``WHERE`` clause, and the
-rows are no longer repeated); a statement with a ``USING`` or
+rows are no longer repeated -- nor dropped when the joined table is empty; not where a
+``RIGHT`` or ``FULL`` join would keep rows that filter drops); a statement with a ``USING`` or
 ``NATURAL`` join is left alone (those match a column name with whichever earlier table has it,
 so leaving one table out can pair other rows). The table must be named nowhere
 else in the statement (qualified or, by a column name it has, unqualified; any ``*`` but
@@ -230,9 +231,14 @@ def _unread(select: exp.Select, join: exp.Join, schema: Schema) -> bool:
 def _filters_only(join: exp.Join, schema: Schema) -> bool:
     """The join's condition names columns, none of them the joined table's (qualified with its
     name, or a bare name it has): it filters the other tables' rows, and each row it keeps is
-    paired with every row of the joined table."""
+    paired with every row of the joined table. Not where a ``RIGHT`` or ``FULL`` join of the
+    same SELECT keeps rows the condition, moved to ``WHERE``, would then drop."""
     on, known = join.args.get("on"), schema.table(join.this.name)
-    if on is None or known is None:
+    select = join.parent
+    if on is None or known is None or not isinstance(select, exp.Select):
+        return False
+    if any((other.side or "").upper() in ("RIGHT", "FULL")
+           for other in select.args.get("joins") or []):
         return False
     alias = join.this.alias_or_name.casefold()
     own = {c.casefold() for c in known.column_names()}

@@ -238,7 +238,8 @@ def test_a_named_table_of_an_unrelated_part_read_only_through_its_key_is_left_ou
                       by_key=mended.by_key, apart=mended.apart).changes()
     assert said == ["left out the join of continents: the question names it, but no foreign key "
                     "links it to the query's other tables (another application's table), and "
-                    "nothing reads it but through its join"]
+                    "nothing reads it but through its join (what was read of continents "
+                    "through its join key is now read from the table it was joined to)"]
     # off, the question's word keeps the join (and the case rule finds nothing to mend in it)
     assert ending_for(ACROSS, world_db.schema, SURFACE, world_db,
                       {**ALL_RULES, "drop_unrelated_part_joins": False}, timeout=1,

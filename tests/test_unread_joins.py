@@ -89,7 +89,7 @@ def test_anything_else_is_left_alone(schema, sql):
 def test_a_join_whose_condition_names_none_of_its_columns_becomes_a_filter(schema, sql,
                                                                            expected):
     """Such a join pairs each row the condition keeps with every row of the table: the rows
-    repeat as many times as the table has rows, and nothing else comes of it."""
+    repeat as many times as the table has rows (or vanish when it has none)."""
     found = unread_joins(sql, schema)
     assert found is not None and found.sql == expected and found.tables == ["course"]
 
@@ -99,8 +99,11 @@ def test_a_join_whose_condition_names_none_of_its_columns_becomes_a_filter(schem
     "SELECT T1.name, T2.title FROM teacher AS T1 JOIN course AS T2 ON T1.hometown = 'Bolton'",
     "SELECT T1.name FROM teacher AS T1 JOIN course AS T2 ON title = 'Math'",
     "SELECT T1.name FROM teacher AS T1 JOIN course AS T2 ON 1 = 1",
+    # a RIGHT join after it keeps rows that the filter, moved to WHERE, would drop
+    "SELECT T3.grade FROM teacher AS T1 JOIN course AS T2 ON T1.hometown = 'West' "
+    "RIGHT JOIN course_arrange AS T3 ON T1.teacher_id = T3.teacher_id",
 ])
-def test_a_join_whose_condition_or_query_reads_the_table_stays(schema, sql):
+def test_a_join_whose_condition_reads_no_column_is_left_alone_otherwise(schema, sql):
     assert unread_joins(sql, schema) is None
 
 

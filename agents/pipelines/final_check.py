@@ -383,9 +383,12 @@ class FinalCheck(Output):
                          "join key, now read from the table it was joined to, and the question "
                          "does not name it")
         if apart:
+            through = [t for t in apart if t in (self.by_key or [])]
             found.append(f"left out the join of {', '.join(apart)}: the question names it, but "
                          "no foreign key links it to the query's other tables (another "
-                         "application's table), and nothing reads it but through its join")
+                         "application's table), and nothing reads it but through its join"
+                         + (f" (what was read of {', '.join(through)} through its join key "
+                            "is now read from the table it was joined to)" if through else ""))
         for written, stored in self.values or []:
             found.append(f"'{written}' written as the column stores it: '{stored}'")
         return found

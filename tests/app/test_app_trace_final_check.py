@@ -54,3 +54,19 @@ def test_the_trace_says_a_table_was_read_only_through_its_join_key(tmp_path, llm
     assert (":blue-badge[join left out] The final SQL joined `singer` and read only its join "
             "key") in shown
     assert "which nothing in it reads" not in shown
+
+
+def test_the_trace_says_a_named_table_of_another_application_was_left_out(tmp_path, llm,
+                                                                          scripted_llm):
+    from dbfactory import TWO_APPLICATIONS_SQL
+    from test_final_check import ACROSS, SURFACE
+    db = make_db(tmp_path, "world", TWO_APPLICATIONS_SQL)
+    scripted_llm.when(DECOMPOSER, decomposition((SURFACE, ACROSS)))
+    run = run_to_end(start_run(get_pipeline("macsql"), SURFACE, db, llm,
+                               params={"value_grounding": "off"}))
+    assert run.status == "done", run.error
+    assert run.events[-1].parsed["apart"] == ["continents"]
+    shown = texts(draw([e.to_dict() for e in run.events]).status[-1])
+    assert (":blue-badge[join left out] The final SQL joined `continents`, which the question "
+            "names but which no foreign key links to the query's other tables") in shown
+    assert "which nothing in it reads" not in shown and "read only its join key" not in shown

@@ -135,17 +135,25 @@ def render_final_check(check: FinalCheck) -> None:
         st.markdown(f"{badge('kept as it was', 'gray')} {text(check.kept)}")
         render_sql_change(check.sql_before, check.sql_after)
         return
-    unread = check.unread_tables()
+    apart = check.apart or []
+    unread = [t for t in check.unread_tables() if t not in apart]
+    by_key = [t for t in check.by_key or [] if t not in apart]
     if unread:
         st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
-                    f"{names(unread)}, which nothing in it reads (its columns appear only "
-                    "in the join's own condition) and the question does not name: such a join "
-                    "only drops rows without a match and repeats the others.")
-    if check.by_key:
+                    f"{names(unread)}, which nothing in it reads (its columns appear at most "
+                    "in the join's own condition; a condition that names none of them stays, "
+                    "as a filter) and the question does not name: such a join only drops rows "
+                    "without a match and repeats the others.")
+    if by_key:
         st.markdown(f"{badge('join left out', 'blue')} The final SQL joined "
-                    f"{names(check.by_key)} and read only its join key, which the join makes "
+                    f"{names(by_key)} and read only its join key, which the join makes "
                     "equal to a column of the table it was joined to: that column is read "
                     "instead, and the join, which the question does not name, is left out.")
+    if apart:
+        st.markdown(f"{badge('join left out', 'blue')} The final SQL joined {names(apart)}, "
+                    "which the question names but which no foreign key links to the query's "
+                    "other tables: another application's table in the same database. Nothing "
+                    "reads it but through its join, so the join is left out.")
     if check.values:
         pairs = ", ".join(f"{name(written)} as {name(stored)}"
                           for written, stored in check.values)
