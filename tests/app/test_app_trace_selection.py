@@ -116,7 +116,8 @@ def test_trace_shows_values_candidates_repair_vote_and_choice(traces):
     assert labels == [
         "1. Value grounding: Find the question's values in the database",
         "2. Candidate: writer: Write a candidate and run it",
-        "3. Repair: writer: Repair the failing candidate from its error",
+        "3. Repair: writer: Repair the candidate from its error, or from the unrelated "
+        "parts it reads",
         "4. Candidate: sample1: Write a candidate and run it",
         "5. Candidate: decomposer: Write a candidate and run it",
         "6. Candidate: cot: Write a candidate and run it",
@@ -199,8 +200,10 @@ def test_a_second_repair_is_drawn_as_its_own_attempt(traces):
     labels = [s.label.split(" — ")[0] for s in at.status]
     assert labels[1:4] == [
         "2. Candidate: writer: Write a candidate and run it",
-        "3. Repair: writer: Repair the failing candidate from its error",
-        "4. Repair: writer: Repair the failing candidate from its error"]
+        "3. Repair: writer: Repair the candidate from its error, or from the unrelated "
+        "parts it reads",
+        "4. Repair: writer: Repair the candidate from its error, or from the unrelated "
+        "parts it reads"]
     first, second = texts(at.status[2]), texts(at.status[3])
     assert "no such column: segments" in first and "attempt 1" in first
     assert "fails on another error (no such table: customer); it gets another repair" in first
