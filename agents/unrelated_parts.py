@@ -55,12 +55,12 @@ def unrelated_parts(sql: str | None, schema) -> UnrelatedParts | None:
     parts = schema_parts(schema)
     found: dict[str, list[str]] = {}
     for node in tree.find_all(exp.Table):
-        table = schema.table(node.name)
-        if table is None or table.name in parts.alone:
+        part = _part_of(node, schema, parts)
+        if part is None:
             continue
-        names = found.setdefault(parts.of.get(table.name, table.name), [])
-        if table.name not in names:
-            names.append(table.name)
+        names, name = found.setdefault(part, []), schema.table(node.name).name
+        if name not in names:
+            names.append(name)
     if len(found) < 2:
         return None
     return UnrelatedParts(parts=tuple(tuple(names) for names in found.values()))
@@ -71,13 +71,16 @@ def joins_unrelated_part(join: exp.Join, select: exp.Select, schema) -> bool:
     of ``select`` (its own and its subqueries') lies in, where at least one of them lies in a
     part: the joined table belongs to another application than the query's."""
     parts = schema_parts(schema)
-
-    def part_of(node: exp.Table) -> str | None:
-        table = schema.table(node.name)
-        if table is None or table.name in parts.alone:
-            return None
-        return parts.of.get(table.name, table.name)
-
-    joined = part_of(join.this) if isinstance(join.this, exp.Table) else None
-    others = {part_of(t) for t in select.find_all(exp.Table) if t is not join.this} - {None}
+    joined = _part_of(join.this, schema, parts) if isinstance(join.this, exp.Table) else None
+    others = {_part_of(t, schema, parts) for t in select.find_all(exp.Table)
+              if t is not join.this} - {None}
     return joined is not None and bool(others) and joined not in others
+
+
+def _part_of(node: exp.Table, schema, parts) -> str | None:
+    """The part the table ``node`` names lies in; None for a table no foreign key links to
+    another (it says nothing) or a name the schema does not hold (a ``WITH`` query's)."""
+    table = schema.table(node.name)
+    if table is None or table.name in parts.alone:
+        return None
+    return parts.of.get(table.name, table.name)
