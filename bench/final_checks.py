@@ -115,7 +115,8 @@ def measure(pipeline: str, folder: str, resumed: list[str], data: Path,
             mended, _ = found
             after = score(own, record["gold_sql"], mended.sql, options, pred_db=asked)
             row.update(after=bool(after["correct"]), sql_after=mended.sql,
-                       tables=mended.tables, by_key=mended.by_key, values=mended.values)
+                       tables=mended.tables, by_key=mended.by_key, values=mended.values,
+                       apart=mended.apart)
     return {"pipeline": pipeline, "results": folder, "resumed": resumed, "ask_db": asked_on,
             "rules": rules, "questions": len(rows), **ex_totals(rows),
             "mended": sum(1 for r in rows if "sql_after" in r), "rows": rows}
@@ -139,7 +140,8 @@ def recorded(pipeline: str, folder: str, data: Path, asked_on: str | None) -> di
             before = score(own, record["gold_sql"], sql, options, pred_db=asked)
             row.update(before=bool(before["correct"]), sql_before=sql,
                        tables=check["parsed"].get("tables"),
-                       values=check["parsed"].get("values"))
+                       values=check["parsed"].get("values"),
+                       apart=check["parsed"].get("apart"))
         rows.append(row)
     return {"pipeline": pipeline, "results": folder, "recorded": True, "ask_db": asked_on,
             "questions": len(rows), **ex_totals(rows),

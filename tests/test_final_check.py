@@ -346,3 +346,5 @@ def test_the_bench_replay_and_the_recorded_reading_agree_with_the_run(tmp_path, 
     for report in (replayed, read):
         assert (report["ex_before"], report["ex_after"], report["fixed"]) == (0, 1, [1])
     assert replayed["rows"][0]["sql_after"] == read["rows"][0]["sql_after"] == PLAIN
+    # both say which left-out tables the question named in another part: none here
+    assert replayed["rows"][0]["apart"] == [] and not read["rows"][0]["apart"]
