@@ -30,6 +30,15 @@ the file's order within a part) and ``rank`` (retrieval's ranking); ``orders_ski
 why not (a folder asked on the own databases, the file not built here -- ``bench/merge_spider.py``
 builds it --, or prompts holding the schema in another form). Nothing is asserted: it is a
 measurement of recorded prompts.
+
+With ``--replay N`` it measures instead what a server does with them now: each folder's first N
+runs (in the order they finished) send their first call's messages again, folder after folder, to
+one server (the embedded model, or ``--base-url``), and the report gives llama.cpp's own timings
+(the prompt tokens it read -- the rest came from its cache -- and the milliseconds per token read
+and written) with the seconds at the median, beside the seconds recorded for the same runs.
+Folders recorded on different days ran at whatever speed the machine had then; replayed back to
+back they are compared at one speed. ``baseline``'s prompts give the same answers (temperature
+0); for a pipeline of several calls only the first is sent.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import os
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +70,14 @@ def first_call(record: dict) -> tuple[str, int, float, int] | None:
             return (text, int(event.get("prompt_tokens") or 0),
                     float(event.get("llm_seconds") or 0.0),
                     int(event.get("completion_tokens") or 0))
+    return None
+
+
+def first_messages(record: dict) -> tuple[list[dict], str] | None:
+    """The messages and model of a recorded run's first model call."""
+    for event in (record.get("run") or {}).get("events") or []:
+        for call in event.get("calls") or []:
+            return call.get("messages") or [], str(call.get("model") or "local")
     return None
 
 
@@ -136,10 +154,15 @@ def schema_of(folder: Path) -> tuple[tuple | None, str | None]:
     return (schema_parts(schema), {t.name: i for i, t in enumerate(schema.tables)}), None
 
 
-def measure(folder: Path, orders: bool = False) -> dict:
+def in_order(folder: Path) -> list[dict]:
+    """A folder's recorded runs in the order they finished."""
     records = [json.loads(line) for line in (folder / "results.jsonl").open()
                if line.strip()]
-    records.sort(key=lambda r: r.get("finished_at") or "")
+    return sorted(records, key=lambda r: r.get("finished_at") or "")
+
+
+def measure(folder: Path, orders: bool = False) -> dict:
+    records = in_order(folder)
     layout, skipped = schema_of(folder) if orders else (None, None)
     previous = ""
     before = {"parts": "", "rank": ""}
@@ -194,17 +217,81 @@ def seconds_fit(rows: list[tuple[float, int, float]]) -> dict | None:
             "seconds_per_completion_token": round(float(write), 3)}
 
 
+def replay(folders: list[Path], count: int, base_url: str | None = None) -> list[dict]:
+    """The first ``count`` runs of each folder sent again, one after another, to one server."""
+    from openai import OpenAI
+    if base_url is None:
+        from agents.local_model import get_local_server
+        base_url = get_local_server()
+    client = OpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=900)
+    reports = []
+    for folder in folders:
+        rows = []
+        for record in in_order(folder)[:count]:
+            call = first_messages(record)
+            recorded = first_call(record)
+            if call is None or recorded is None:
+                continue
+            messages, model = call
+            started = time.monotonic()
+            reply = client.chat.completions.create(model=model, messages=messages,
+                                                   temperature=0, max_tokens=1024)
+            rows.append(((reply.model_extra or {}).get("timings") or {},
+                         time.monotonic() - started, recorded[2]))
+        reports.append({"folder": str(folder), **timing_report(rows)})
+    return reports
+
+
+def timing_report(rows: list[tuple[dict, float, float]]) -> dict:
+    """Medians and per-token costs of replayed calls: (server timings, seconds, recorded
+    seconds) each. The per-token figures are None when the server sent no timings."""
+    if not rows:
+        return {"replayed": 0}
+
+    def total(key):
+        values = [t.get(key) for t, _, _ in rows]
+        return None if None in values else sum(values)
+
+    read, read_ms = total("prompt_n"), total("prompt_ms")
+    written, written_ms = total("predicted_n"), total("predicted_ms")
+    return {"replayed": len(rows),
+            "seconds_p50": round(statistics.median(s for _, s, _ in rows), 2),
+            "recorded_seconds_p50": round(statistics.median(r for *_, r in rows), 2),
+            "prompt_tokens_read_p50": (statistics.median(t["prompt_n"] for t, _, _ in rows)
+                                       if read is not None else None),
+            "ms_per_token_read": round(read_ms / read, 1) if read and read_ms else None,
+            "ms_per_token_written": (round(written_ms / written, 1)
+                                     if written and written_ms else None)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path,
                         help="evaluation folders (results.jsonl with each run's trace)")
     parser.add_argument("--orders", action="store_true",
                         help="also measure the kept tables in other orders (merged files)")
+    parser.add_argument("--replay", type=int, metavar="N",
+                        help="send each folder's first N first calls again to a server and "
+                             "report its timings (the embedded model unless --base-url)")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server for --replay")
     args = parser.parse_args(argv)
     missing = [str(f) for f in args.folders if not (f / "results.jsonl").is_file()]
     if missing:
         print(f"no results.jsonl in: {', '.join(missing)}", file=sys.stderr)
         return 2
+    if args.replay is not None:
+        if args.replay < 1:
+            print("--replay needs a number of runs of at least 1", file=sys.stderr)
+            return 2
+        from openai import OpenAIError
+
+        from agents.local_model import LocalModelError
+        try:
+            print(json.dumps(replay(args.folders, args.replay, args.base_url), indent=1))
+        except (OpenAIError, LocalModelError) as exc:
+            print(f"the replay stopped: {exc}", file=sys.stderr)
+            return 1
+        return 0
     print(json.dumps([measure(folder, args.orders) for folder in args.folders], indent=1))
     return 0
 

@@ -191,6 +191,14 @@ BENCHMARKS = [
               "reuse or another order of the kept tables would change",
               "the committed results (bench/merged/ for --orders)", "a few seconds", True,
               _files_committed(*(f"{f}/results.jsonl" for f in _PROMPT_REUSE))),
+    Benchmark("prompt-replay", ["bench/prompt_reuse.py", "--replay", "40",
+                                *(str(RESULTS.parent / f) for f in _PROMPT_REUSE)],
+              "the same recorded prompts sent again, back to back, to the embedded server: "
+              "the tokens it read, its milliseconds per token read and written, and the "
+              "seconds beside those recorded (folders recorded on other days, at one speed)",
+              "the embedded model and the committed results", "about 15 minutes", False,
+              lambda: _model_ready() or _files_committed(
+                  *(f"{f}/results.jsonl" for f in _PROMPT_REUSE))()),
     Benchmark("decoding", ["bench/decoding.py", "--questions", "6"],
               "the embedded server's decoding modes on the same recorded requests: completion "
               "tokens/s, seconds, answers identical to standard decoding",

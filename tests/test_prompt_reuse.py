@@ -77,3 +77,42 @@ def test_a_folder_is_measured_in_the_order_its_runs_finished(prompt_reuse, tmp_p
     assert json.loads(capsys.readouterr().out)[0]["orders_skipped"] == (
         "asked on the questions' own databases")
     assert prompt_reuse.main([str(tmp_path / "nosuch")]) == 2
+
+
+def test_a_replay_sends_each_folders_first_calls_again_in_order(prompt_reuse, tmp_path,
+                                                               scripted_llm, capsys):
+    def record(at, question):
+        events = [{"step": "writer", "calls": [{"model": "m", "messages": [
+            {"role": "user", "content": prompt(["a"], question)}]}],
+            "prompt_tokens": 100, "llm_seconds": 3.0}]
+        return {"finished_at": at, "run": {"events": events}}
+
+    rows = [record("3", "third?"), record("1", "first?"), record("2", "second?")]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scripted_llm.push("SELECT 1", "SELECT 2")
+    assert prompt_reuse.main(["--replay", "2", "--base-url", scripted_llm.base_url,
+                              str(tmp_path)]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    assert [r["messages"][0]["content"][-6:] for r in scripted_llm.requests] == [
+        "first?", "econd?"]
+    assert all(r["temperature"] == 0 for r in scripted_llm.requests)
+    # this server sends no timings: the per-token figures say so
+    assert report["replayed"] == 2 and report["recorded_seconds_p50"] == 3.0
+    assert report["ms_per_token_read"] is None and report["prompt_tokens_read_p50"] is None
+    # a server that stops answering ends the replay with one message
+    assert prompt_reuse.main(["--replay", "1", "--base-url", scripted_llm.base_url,
+                              str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith("the replay stopped:")
+    assert prompt_reuse.main(["--replay", "0", str(tmp_path)]) == 2
+
+
+def test_timings_give_the_cost_of_a_token_read_and_written(prompt_reuse):
+    rows = [({"prompt_n": 100, "prompt_ms": 3000.0, "predicted_n": 40, "predicted_ms": 4000.0},
+             7.1, 5.0),
+            ({"prompt_n": 20, "prompt_ms": 600.0, "predicted_n": 10, "predicted_ms": 1000.0},
+             1.7, 1.0)]
+    report = prompt_reuse.timing_report(rows)
+    assert report == {"replayed": 2, "seconds_p50": 4.4, "recorded_seconds_p50": 3.0,
+                      "prompt_tokens_read_p50": 60.0, "ms_per_token_read": 30.0,
+                      "ms_per_token_written": 100.0}
+    assert prompt_reuse.timing_report([]) == {"replayed": 0}
