@@ -33,7 +33,8 @@ measurement of recorded prompts.
 
 With ``--replay N`` it measures instead what a server does with them now: each folder's first N
 runs (in the order they finished) send their first call's messages again, folder after folder, to
-one server (the embedded model, or ``--base-url``), and the report gives llama.cpp's own timings
+a server (the embedded model, started afresh for each folder so that none finds another's
+prompts in its cache, or ``--base-url``), and the report gives llama.cpp's own timings
 (the prompt tokens it read -- the rest came from its cache -- and the milliseconds per token read
 and written) with the seconds at the median, beside the seconds recorded for the same runs.
 Folders recorded on different days ran at whatever speed the machine had then; replayed back to
@@ -218,14 +219,21 @@ def seconds_fit(rows: list[tuple[float, int, float]]) -> dict | None:
 
 
 def replay(folders: list[Path], count: int, base_url: str | None = None) -> list[dict]:
-    """The first ``count`` runs of each folder sent again, one after another, to one server."""
+    """The first ``count`` runs of each folder sent again, one after another, to one server.
+
+    llama.cpp keeps earlier prompts in memory and starts a new one from the best match, so a
+    folder replayed after another would find its prompts' beginnings in that folder's (the same
+    questions asked of another file). The embedded server is therefore started afresh for each
+    folder; a server at ``base_url`` is what it is."""
     from openai import OpenAI
-    if base_url is None:
-        from agents.local_model import get_local_server
-        base_url = get_local_server()
-    client = OpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=900)
     reports = []
     for folder in folders:
+        server = None
+        if base_url is None:
+            from agents.local_model import LocalServer
+            server = LocalServer()
+        client = OpenAI(base_url=server.start() if server else base_url, api_key="none",
+                        max_retries=0, timeout=900)
         rows = []
         for record in in_order(folder)[:count]:
             call = first_messages(record)
@@ -239,6 +247,7 @@ def replay(folders: list[Path], count: int, base_url: str | None = None) -> list
             rows.append(((reply.model_extra or {}).get("timings") or {},
                          time.monotonic() - started, recorded[2]))
         reports.append({"folder": str(folder), **timing_report(rows)})
+        del server, client   # the embedded server stops when freed
     return reports
 
 
