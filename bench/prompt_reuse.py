@@ -219,7 +219,7 @@ def seconds_fit(rows: list[tuple[float, int, float]]) -> dict | None:
 
 
 def replay(folders: list[Path], count: int, base_url: str | None = None) -> list[dict]:
-    """The first ``count`` runs of each folder sent again, one after another, to one server.
+    """The first ``count`` runs of each folder sent again, one after another, to a server.
 
     llama.cpp keeps earlier prompts in memory and starts a new one from the best match, so a
     folder replayed after another would find its prompts' beginnings in that folder's (the same
