@@ -62,24 +62,31 @@ _TABLE = re.compile(r"CREATE TABLE .*?\n\);\n?", re.S)
 _NAME = re.compile(r'CREATE TABLE [`"\[]?([^\s(`"\]]+)')
 
 
+def _first(record: dict) -> tuple[dict, dict] | None:
+    """The step and the call of a recorded run's first model call."""
+    for event in (record.get("run") or {}).get("events") or []:
+        for call in event.get("calls") or []:
+            return event, call
+    return None
+
+
 def first_call(record: dict) -> tuple[str, int, float, int] | None:
     """The text, prompt tokens, model seconds and completion tokens of a recorded run's first
     model call (the step that made it, when it made only one)."""
-    for event in (record.get("run") or {}).get("events") or []:
-        for call in event.get("calls") or []:
-            text = "".join(str(m.get("content") or "") for m in call.get("messages") or [])
-            return (text, int(event.get("prompt_tokens") or 0),
-                    float(event.get("llm_seconds") or 0.0),
-                    int(event.get("completion_tokens") or 0))
-    return None
+    found = _first(record)
+    if found is None:
+        return None
+    event, call = found
+    text = "".join(str(m.get("content") or "") for m in call.get("messages") or [])
+    return (text, int(event.get("prompt_tokens") or 0),
+            float(event.get("llm_seconds") or 0.0), int(event.get("completion_tokens") or 0))
 
 
 def first_messages(record: dict) -> tuple[list[dict], str] | None:
     """The messages and model of a recorded run's first model call."""
-    for event in (record.get("run") or {}).get("events") or []:
-        for call in event.get("calls") or []:
-            return call.get("messages") or [], str(call.get("model") or "local")
-    return None
+    found = _first(record)
+    return (found[1].get("messages") or [], str(found[1].get("model") or "local")) \
+        if found else None
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -226,12 +233,11 @@ def replay(folders: list[Path], count: int, base_url: str | None = None) -> list
     questions asked of another file). The embedded server is therefore started afresh for each
     folder; a server at ``base_url`` is what it is."""
     from openai import OpenAI
+
+    from agents.local_model import LocalServer
     reports = []
     for folder in folders:
-        server = None
-        if base_url is None:
-            from agents.local_model import LocalServer
-            server = LocalServer()
+        server = LocalServer() if base_url is None else None
         client = OpenAI(base_url=server.start() if server else base_url, api_key="none",
                         max_retries=0, timeout=900)
         rows = []
