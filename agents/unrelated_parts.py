@@ -55,10 +55,11 @@ def unrelated_parts(sql: str | None, schema) -> UnrelatedParts | None:
     parts = schema_parts(schema)
     found: dict[str, list[str]] = {}
     for node in tree.find_all(exp.Table):
-        part = _part_of(node, schema, parts)
-        if part is None:
+        placed = _placed(node, schema, parts)
+        if placed is None:
             continue
-        names, name = found.setdefault(part, []), schema.table(node.name).name
+        name, part = placed
+        names = found.setdefault(part, [])
         if name not in names:
             names.append(name)
     if len(found) < 2:
@@ -71,16 +72,17 @@ def joins_unrelated_part(join: exp.Join, select: exp.Select, schema) -> bool:
     of ``select`` (its own and its subqueries') lies in, where at least one of them lies in a
     part: the joined table belongs to another application than the query's."""
     parts = schema_parts(schema)
-    joined = _part_of(join.this, schema, parts) if isinstance(join.this, exp.Table) else None
-    others = {_part_of(t, schema, parts) for t in select.find_all(exp.Table)
-              if t is not join.this} - {None}
-    return joined is not None and bool(others) and joined not in others
+    joined = _placed(join.this, schema, parts) if isinstance(join.this, exp.Table) else None
+    others = {placed[1] for t in select.find_all(exp.Table)
+              if t is not join.this and (placed := _placed(t, schema, parts)) is not None}
+    return joined is not None and bool(others) and joined[1] not in others
 
 
-def _part_of(node: exp.Table, schema, parts) -> str | None:
-    """The part the table ``node`` names lies in; None for a table no foreign key links to
-    another (it says nothing) or a name the schema does not hold (a ``WITH`` query's)."""
+def _placed(node: exp.Table, schema, parts) -> tuple[str, str] | None:
+    """``(table, part)``: the schema's name of the table ``node`` names and the part it lies
+    in; None for a table no foreign key links to another (it says nothing) or a name the
+    schema does not hold (a ``WITH`` query's)."""
     table = schema.table(node.name)
     if table is None or table.name in parts.alone:
         return None
-    return parts.of.get(table.name, table.name)
+    return table.name, parts.of.get(table.name, table.name)
