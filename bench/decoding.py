@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import functools
 import gc
 import json
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 from agents.evaluation.records import ResultsFile  # noqa: E402
 from agents.evaluation.report import machine_info  # noqa: E402
 from agents.local_model import DECODING_MODES, LocalServer  # noqa: E402
+from openai import OpenAI  # noqa: E402
 
 MAX_TOKENS = 1024
 
@@ -66,15 +68,19 @@ def recorded_requests(results_dir: Path, pipelines: list[str], questions: int) -
     return requests
 
 
-def _ask(client, model: str, mode: str, request: dict) -> dict:
+def ask(client, model: str, label: str, request: dict, log=print,
+        max_tokens: int = MAX_TOKENS) -> dict:
+    """One recorded request sent again (temperature 0), with the server's own timings: the
+    prompt tokens it read (``prompt_n``; the rest came from its cache) and wrote, and the
+    milliseconds each took. ``log`` gets one line per request."""
     started = time.perf_counter()
     reply = client.chat.completions.create(
         model=model, messages=request["messages"], temperature=0.0,
-        max_tokens=MAX_TOKENS, seed=0)
+        max_tokens=max_tokens, seed=0)
     seconds = time.perf_counter() - started
     timings = (reply.model_extra or {}).get("timings") or {}
-    print(f"  {mode} {request['pipeline']} q{request['qid']} {request['step']}: "
-          f"{seconds:.1f} s, {reply.usage.completion_tokens} tokens", flush=True)
+    log(f"  {label} {request['pipeline']} q{request['qid']} {request['step']}: "
+        f"{seconds:.1f} s, {reply.usage.completion_tokens} tokens")
     return {"pipeline": request["pipeline"], "qid": request["qid"],
             "step": request["step"], "seconds": round(seconds, 3),
             "text": reply.choices[0].message.content or "",
@@ -88,6 +94,19 @@ def _ask(client, model: str, mode: str, request: dict) -> dict:
             "draft_accepted": timings.get("draft_n_accepted")}
 
 
+@contextlib.contextmanager
+def embedded(mode: str = "standard", threads: int = 2, slots: int = 1, timeout: float = 1800):
+    """A fresh embedded server, as ``(client, model)``; stopped on leaving, collected at once so
+    that the next one never shares the CPU or the memory with it, and never finds its cache."""
+    server = LocalServer("1.5b", n_ctx=8192, threads=threads, decoding=mode, slots=slots)
+    client = OpenAI(base_url=server.start(), api_key="none", max_retries=0, timeout=timeout)
+    try:
+        yield client, server.spec.model_name
+    finally:
+        del client, server
+        gc.collect()
+
+
 def replay(mode: str, requests: list[dict], threads: int, slots: int = 1
            ) -> tuple[list[dict], float]:
     """Answers to ``requests`` in order, and the wall seconds of the whole replay.
@@ -97,17 +116,11 @@ def replay(mode: str, requests: list[dict], threads: int, slots: int = 1
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from openai import OpenAI
-
-    server = LocalServer("1.5b", n_ctx=8192, threads=threads, decoding=mode, slots=slots)
-    client = OpenAI(base_url=server.start(), api_key="none", max_retries=0, timeout=1800)
-    model = server.spec.model_name
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=slots) as pool:
-        answers = list(pool.map(functools.partial(_ask, client, model, mode), requests))
-    wall = time.perf_counter() - started
-    del client, server
-    gc.collect()
+    with embedded(mode, threads, slots) as (client, model):
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=slots) as pool:
+            answers = list(pool.map(functools.partial(ask, client, model, mode), requests))
+        wall = time.perf_counter() - started
     return answers, wall
 
 

@@ -36,25 +36,28 @@ runs (in the order they finished) send their first call's messages again, folder
 a server (the embedded model, started afresh for each folder so that none finds another's
 prompts in its cache, or ``--base-url``), and the report gives llama.cpp's own timings
 (the prompt tokens it read -- the rest came from its cache -- and the milliseconds per token read
-and written) with the seconds at the median, beside the seconds recorded for the same runs.
-Folders recorded on different days ran at whatever speed the machine had then; replayed back to
-back they are compared at one speed. ``baseline``'s prompts give the same answers (temperature
-0); for a pipeline of several calls only the first is sent.
+and written) with the seconds at the median, beside the seconds recorded for the same calls,
+and how many answers are the ones recorded (temperature 0; a call that writes other tokens takes
+other seconds); every call's figures follow. Folders recorded on different days ran at
+whatever speed the machine had then; replayed back to back they are compared at one speed. For
+a pipeline of several calls only the first is sent, and a first call answered from the
+response cache is passed over.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 CHUNKS = (64, 256)   # characters: about 16 and 64 tokens
 SCHEMA_HEAD = "### Database schema\n"
@@ -82,11 +85,20 @@ def first_call(record: dict) -> tuple[str, int, float, int] | None:
             float(event.get("llm_seconds") or 0.0), int(event.get("completion_tokens") or 0))
 
 
-def first_messages(record: dict) -> tuple[list[dict], str] | None:
-    """The messages and model of a recorded run's first model call."""
+def first_request(record: dict) -> dict | None:
+    """A recorded run's first model call as a request to send again (``messages``, ``model``)
+    with what was recorded of it (``seconds``, ``completion_tokens``, the answer ``raw``); None
+    when the run made no call or its first came from the response cache (no seconds to
+    compare)."""
     found = _first(record)
-    return (found[1].get("messages") or [], str(found[1].get("model") or "local")) \
-        if found else None
+    if found is None or found[1].get("cached"):
+        return None
+    event, call = found
+    return {"pipeline": record.get("pipeline") or "", "qid": record.get("question_id"),
+            "step": event.get("step"), "messages": call.get("messages") or [],
+            "model": str(call.get("model") or "local"),
+            "seconds": float(call.get("seconds") or 0.0),
+            "completion_tokens": call.get("completion_tokens"), "raw": call.get("raw")}
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -225,58 +237,65 @@ def seconds_fit(rows: list[tuple[float, int, float]]) -> dict | None:
             "seconds_per_completion_token": round(float(write), 3)}
 
 
-def replay(folders: list[Path], count: int, base_url: str | None = None) -> list[dict]:
+def replay(folders: list[Path], count: int, base_url: str | None = None,
+           done: list | None = None) -> list[dict]:
     """The first ``count`` runs of each folder sent again, one after another, to a server.
 
     llama.cpp keeps earlier prompts in memory and starts a new one from the best match, so a
     folder replayed after another would find its prompts' beginnings in that folder's (the same
     questions asked of another file). The embedded server is therefore started afresh for each
-    folder; a server at ``base_url`` is what it is."""
+    folder; a server at ``base_url`` is what it is. Each folder's report is appended to ``done``
+    as it finishes, so that what was measured survives a server that stops answering."""
     from openai import OpenAI
 
-    from agents.local_model import LocalServer
-    reports = []
+    from decoding import MAX_TOKENS, ask, embedded
+    reports = [] if done is None else done
     for folder in folders:
-        server = LocalServer() if base_url is None else None
-        client = OpenAI(base_url=server.start() if server else base_url, api_key="none",
-                        max_retries=0, timeout=900)
+        requests = [r for r in map(first_request, in_order(folder)) if r is not None][:count]
+        server = (contextlib.nullcontext((OpenAI(base_url=base_url, api_key="none",
+                                                 max_retries=0, timeout=900), None))
+                  if base_url else embedded(timeout=900))
         rows = []
-        for record in in_order(folder)[:count]:
-            call = first_messages(record)
-            recorded = first_call(record)
-            if call is None or recorded is None:
-                continue
-            messages, model = call
-            started = time.monotonic()
-            reply = client.chat.completions.create(model=model, messages=messages,
-                                                   temperature=0, max_tokens=1024)
-            rows.append(((reply.model_extra or {}).get("timings") or {},
-                         time.monotonic() - started, recorded[2]))
+        with server as (client, model):
+            for request in requests:
+                answer = ask(client, model or request["model"], "replay", request,
+                             log=lambda line: print(line, file=sys.stderr, flush=True),
+                             max_tokens=MAX_TOKENS)
+                rows.append({**answer, "recorded_seconds": request["seconds"],
+                             "recorded_completion_tokens": request["completion_tokens"],
+                             "as_recorded": answer["text"] == request["raw"]})
         reports.append({"folder": str(folder), **timing_report(rows)})
-        del server, client   # the embedded server stops when freed
     return reports
 
 
-def timing_report(rows: list[tuple[dict, float, float]]) -> dict:
-    """Medians and per-token costs of replayed calls: (server timings, seconds, recorded
-    seconds) each. The per-token figures are None when the server sent no timings."""
+def timing_report(rows: list[dict]) -> dict:
+    """Medians and per-token costs of replayed calls (each an answer of ``decoding.ask`` with
+    the ``recorded_seconds``, ``recorded_completion_tokens`` and whether the answer is the one
+    recorded), and the calls themselves. The per-token figures are None when the server sent no
+    timings; the answers as recorded say whether the seconds compare like with like (a call
+    writing other tokens takes other seconds)."""
     if not rows:
         return {"replayed": 0}
 
     def total(key):
-        values = [t.get(key) for t, _, _ in rows]
+        values = [row.get(key) for row in rows]
         return None if None in values else sum(values)
 
     read, read_ms = total("prompt_n"), total("prompt_ms")
     written, written_ms = total("predicted_n"), total("predicted_ms")
     return {"replayed": len(rows),
-            "seconds_p50": round(statistics.median(s for _, s, _ in rows), 2),
-            "recorded_seconds_p50": round(statistics.median(r for *_, r in rows), 2),
-            "prompt_tokens_read_p50": (statistics.median(t["prompt_n"] for t, _, _ in rows)
+            "seconds_p50": round(statistics.median(r["seconds"] for r in rows), 2),
+            "recorded_seconds_p50": round(statistics.median(r["recorded_seconds"]
+                                                            for r in rows), 2),
+            "answers_as_recorded": sum(bool(r.get("as_recorded")) for r in rows),
+            "prompt_tokens_read_p50": (statistics.median(r["prompt_n"] for r in rows)
                                        if read is not None else None),
             "ms_per_token_read": round(read_ms / read, 1) if read and read_ms else None,
             "ms_per_token_written": (round(written_ms / written, 1)
-                                     if written and written_ms else None)}
+                                     if written and written_ms else None),
+            "runs": [{key: row.get(key) for key in (
+                "qid", "seconds", "recorded_seconds", "prompt_n", "predicted_n",
+                "recorded_completion_tokens", "as_recorded")} for row in rows]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,15 +317,28 @@ def main(argv: list[str] | None = None) -> int:
         if args.replay < 1:
             print("--replay needs a number of runs of at least 1", file=sys.stderr)
             return 2
+        if args.orders:
+            print("--orders measures recorded prompts; it does nothing with --replay",
+                  file=sys.stderr)
+            return 2
         from openai import OpenAIError
 
         from agents.local_model import LocalModelError
+        done: list[dict] = []
         try:
-            print(json.dumps(replay(args.folders, args.replay, args.base_url), indent=1))
+            replay(args.folders, args.replay, args.base_url, done)
         except (OpenAIError, LocalModelError) as exc:
-            print(f"the replay stopped: {exc}", file=sys.stderr)
+            print(json.dumps(done, indent=1))
+            print(f"the replay stopped: {exc}" + (f" (folders finished before it, reported "
+                                                  f"above: {len(done)})" if done else ""),
+                  file=sys.stderr)
             return 1
+        print(json.dumps(done, indent=1))
         return 0
+    if args.base_url:
+        print("--base-url is the server of --replay; without it nothing is sent",
+              file=sys.stderr)
+        return 2
     print(json.dumps([measure(folder, args.orders) for folder in args.folders], indent=1))
     return 0
 

@@ -196,7 +196,7 @@ BENCHMARKS = [
               "the same recorded prompts sent again, back to back, to the embedded server: "
               "the tokens it read, its milliseconds per token read and written, and the "
               "seconds beside those recorded (folders recorded on other days, at one speed)",
-              "the embedded model and the committed results", "about 15 minutes", False,
+              "the embedded model and the committed results", "about 20 minutes", False,
               lambda: _model_ready() or _files_committed(
                   *(f"{f}/results.jsonl" for f in _PROMPT_REUSE))()),
     Benchmark("decoding", ["bench/decoding.py", "--questions", "6"],

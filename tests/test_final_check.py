@@ -348,3 +348,29 @@ def test_the_bench_replay_and_the_recorded_reading_agree_with_the_run(tmp_path, 
     assert replayed["rows"][0]["sql_after"] == read["rows"][0]["sql_after"] == PLAIN
     # both say which left-out tables the question named in another part: none here
     assert replayed["rows"][0]["apart"] == [] and not read["rows"][0]["apart"]
+
+
+def test_the_bench_replay_names_the_left_out_table_of_another_part(tmp_path, world_db,
+                                                                  monkeypatch):
+    """``bench/final_checks.py``'s replay row says which left-out table the question named
+    though it lies in another part, as the trace does."""
+    import json
+    import shutil
+
+    from test_resume_recorded import bench_script
+
+    final_checks = bench_script(monkeypatch, "final_checks")
+    data = tmp_path / "spider"
+    (data / "database" / "world").mkdir(parents=True)
+    shutil.copy(world_db.path, data / "database" / "world" / "world.sqlite")
+    gold = "SELECT SUM(SurfaceArea) FROM country WHERE Continent IN ('Asia', 'Europe')"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    record = {"question_id": 1, "db_id": "world", "pipeline": "macsql", "question": SURFACE,
+              "gold_sql": gold, "pred_sql": ACROSS, "correct": False,
+              "run": {"status": "done", "events": []}}
+    (folder / "results.jsonl").write_text(json.dumps(record) + "\n")
+    report = final_checks.measure("macsql", str(folder), [], data, None, list(final_checks.RULES))
+    [row] = report["rows"]
+    assert (row["before"], row["after"]) == (False, True)
+    assert row["tables"] == ["continents"] and row["apart"] == ["continents"]
