@@ -68,8 +68,8 @@ def recorded_requests(results_dir: Path, pipelines: list[str], questions: int) -
     return requests
 
 
-def ask(client, model: str, label: str, request: dict, log=print,
-        max_tokens: int = MAX_TOKENS) -> dict:
+def ask(client, model: str, label: str, request: dict,
+        log=functools.partial(print, flush=True), max_tokens: int = MAX_TOKENS) -> dict:
     """One recorded request sent again (temperature 0), with the server's own timings: the
     prompt tokens it read (``prompt_n``; the rest came from its cache) and wrote, and the
     milliseconds each took. ``log`` gets one line per request."""
