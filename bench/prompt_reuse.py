@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -248,8 +249,9 @@ def replay(folders: list[Path], count: int, base_url: str | None = None,
     as it finishes, so that what was measured survives a server that stops answering."""
     from openai import OpenAI
 
-    from decoding import MAX_TOKENS, ask, embedded
+    from decoding import ask, embedded
     reports = [] if done is None else done
+    to_stderr = functools.partial(print, file=sys.stderr, flush=True)
     for folder in folders:
         requests = [r for r in map(first_request, in_order(folder)) if r is not None][:count]
         server = (contextlib.nullcontext((OpenAI(base_url=base_url, api_key="none",
@@ -259,8 +261,7 @@ def replay(folders: list[Path], count: int, base_url: str | None = None,
         with server as (client, model):
             for request in requests:
                 answer = ask(client, model or request["model"], "replay", request,
-                             log=lambda line: print(line, file=sys.stderr, flush=True),
-                             max_tokens=MAX_TOKENS)
+                             log=to_stderr)
                 rows.append({**answer, "recorded_seconds": request["seconds"],
                              "recorded_completion_tokens": request["completion_tokens"],
                              "as_recorded": answer["text"] == request["raw"]})

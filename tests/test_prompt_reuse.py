@@ -1,5 +1,6 @@
 """``bench/prompt_reuse.py``: how much of a recorded prompt the server had already read in the
-one before, by common prefix and by llama.cpp's chunk reuse, and the kept tables reordered."""
+one before, by common prefix and by llama.cpp's chunk reuse, the kept tables reordered, and the
+recorded first calls sent again with the server's timings."""
 
 from __future__ import annotations
 
