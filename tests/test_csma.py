@@ -65,12 +65,13 @@ def sql_block(sql: str) -> str:
 
 
 def run_csma(db, llm, question=QUESTION, variant="paper", check_method="verdict",
-             name_rewrite=False, **params):
-    """A CSMA run to its end; the paper's prompts and check, failing SQL left as written,
-    unless ``variant``, ``check_method`` and ``name_rewrite`` say otherwise (None: the
-    pipeline's default)."""
+             name_rewrite=False, rounds_while_failing=0, **params):
+    """A CSMA run to its end; the paper's prompts and check, failing SQL left as written, no
+    round past ``max_rounds``, unless ``variant``, ``check_method``, ``name_rewrite`` and
+    ``rounds_while_failing`` say otherwise (None: the pipeline's default)."""
     for name, value in (("variant", variant), ("check_method", check_method),
-                        ("name_rewrite", name_rewrite)):
+                        ("name_rewrite", name_rewrite),
+                        ("rounds_while_failing", rounds_while_failing)):
         if value is not None:
             params[name] = value
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params))

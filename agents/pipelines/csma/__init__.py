@@ -123,7 +123,7 @@ from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from .. import final_check
 from ..common import macsql_schema
 from . import steps
-from .steps import AGREEMENT, COMPACT, PAPER, VERDICT
+from .steps import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
 
 
 def _for_agent(fn):
@@ -154,6 +154,10 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   "per extracted table", min=0, max=50),
         ParamSpec("max_rounds", 3, "rounds before stopping without a positive check",
                   min=1, max=10),
+        ParamSpec(ROUNDS_WHILE_FAILING, 2, "rounds the run may go on past max_rounds while "
+                  "the last SQL fails to execute (the paper stops only on a positive check, "
+                  "which SQL that fails never gets; 0: stop at max_rounds whatever the SQL)",
+                  min=0, max=10),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
@@ -197,7 +201,8 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # compared, were the defaults before the compact variant, the agreement check, the rewrite
     # and the unread-join rule measured better
     earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
-                        "ignore_unread_joins": False, **final_check.EARLIER_DEFAULTS}
+                        "ignore_unread_joins": False, ROUNDS_WHILE_FAILING: 0,
+                        **final_check.EARLIER_DEFAULTS}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

@@ -53,6 +53,7 @@ EXTRACT_TABLES_MAX_TOKENS = 200
 GENERATE_MAX_TOKENS = 500
 DECOMPOSE_MAX_TOKENS = 900
 CHECK_MAX_TOKENS = 160
+ROUNDS_WHILE_FAILING = "rounds_while_failing"
 PREVIEW_ROWS = 3       # result rows the checking agent is shown
 PREVIEW_CHARS = 40     # longest value shown in such a row
 
@@ -69,6 +70,7 @@ def initial_data(ctx: StepContext) -> dict:
         "sql": None,
         "sql_by": None,      # agent number that wrote ``sql``
         "sql_round": None,
+        "sql_runs": None,    # whether ``sql`` ran when its round wrote it
         "checks": [],        # every check: round, agent, sql, sql_by, verdict, reason,
                              # execution, method; an agreement check's own SQL: own_sql,
                              # own_execution, own_runs, agrees, own_written_for,
@@ -157,10 +159,19 @@ def extracted_schema(ctx: StepContext, known: ops.SchemaMap) -> ops.SchemaMap:
 
 def next_round(ctx: StepContext) -> str | None:
     data = ctx.data
-    if data["round"] >= ctx.params["max_rounds"]:
-        data["stop_reason"] = f"reached max_rounds ({ctx.params['max_rounds']})"
-        ctx.note(f"stopped: {data['stop_reason']}")
-        return None
+    limit = ctx.params["max_rounds"]
+    if data["round"] >= limit:
+        extra = ctx.params.get(ROUNDS_WHILE_FAILING) or 0
+        if not (data.get("sql_runs") is False and data["round"] < limit + extra):
+            data["stop_reason"] = (f"reached max_rounds ({limit})" if data["round"] <= limit
+                                   else f"reached max_rounds ({limit}) and "
+                                        f"{data['round'] - limit} more round(s) while its "
+                                        f"SQL failed")
+            ctx.note(f"stopped: {data['stop_reason']}")
+            return None
+        ctx.note(f"the SQL of round {data['round']} fails to execute: the run goes on past "
+                 f"max_rounds ({limit}), at most {extra} round(s) past it "
+                 f"({ROUNDS_WHILE_FAILING})")
     data["round"] += 1
     return f"extract:{ops.agent_for_round(data['round'], data['n_agents'])}"
 
@@ -536,7 +547,7 @@ def generate(ctx: StepContext, agent: int) -> str | None:
         sql, sub_questions = _write(ctx, extracted, feedback)
     sql, result, rewritten = runnable_version(ctx, ctx.execute(sql), extracted, ctx.execute)
     written = rewritten or written
-    data.update(sql=sql, sql_by=agent, sql_round=data["round"])
+    data.update(sql=sql, sql_by=agent, sql_round=data["round"], sql_runs=result.ok)
     if data.get("rounds") and data["rounds"][-1].get("round") == data["round"]:
         data["rounds"][-1]["sql"] = sql
     parsed = {"round": data["round"], "agent": agent_label(agent), "tables": list(extracted),
