@@ -276,6 +276,14 @@ BENCHMARKS = [
               "clear change makes run, with that version taken: EX before and after, "
               "questions changed", "the embedded model and the Spider dataset",
               "about 10 minutes", False, _model_and_spider_ready),
+    Benchmark("csma-failing-rounds", ["bench/csma_failing_rounds.py", "--results",
+                                      "bench/results/seed7-csma-agreement", "--data",
+                                      str(SPIDER), "--param", "name_rewrite=true", "--param",
+                                      "rounds_while_failing=2", "--out",
+                                      "bench/runs/failing-rounds-seed7-csma.json"],
+              "recorded CSMA runs that stopped at max_rounds on SQL that fails, resumed with "
+              "rounds past it: EX before and after, rounds added", "the embedded model and "
+              "the Spider dataset", "about 10 minutes", False, _model_and_spider_ready),
     Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
                                      "bench/results/seed7-csma-agreement", "--data",
                                      str(SPIDER), "--with-rewrites", "--param",

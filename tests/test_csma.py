@@ -1150,3 +1150,57 @@ def test_an_unread_join_that_leaves_two_empty_results_is_judged_by_the_model(fle
                for note in check.notes)
     assert run.final_sql == checked and len(scripted_llm.requests) == 5
 
+
+
+# -- rounds past max_rounds while the last SQL fails (rounds_while_failing) --------------------
+
+FAILING_SQL = "SELECT cargo FROM vessels WHERE hull_name = 'Aurora'"   # no such column: cargo
+
+
+def test_a_run_whose_sql_fails_at_max_rounds_goes_on_until_its_sql_runs(fleet, llm,
+                                                                         scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),         # agent 1
+                      tables_answer("vessels", "voyages"),                       # agent 2
+                      verdict("wrong", "cargo is cargo_kind, in voyages"),
+                      sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, rounds_while_failing=2)
+    assert run.status == "done", run.error
+    assert steps_of(run) == ["partition", "extract:1", "generate:1", "extract:2", "check:2",
+                             "generate:2"]
+    assert run.final_sql == GOOD_SQL and run.events[-1].parsed["executes"] is True
+    assert run.events[2].data["sql_runs"] is False and run.events[-1].data["sql_runs"] is True
+    assert run.events[2].notes[-1].startswith("the SQL of round 1 fails to execute: the run goes "
+                                              "on past max_rounds (1), at most 2 round(s)")
+    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) "
+                                                  "while its SQL failed")
+    assert scripted_llm.remaining == 0
+
+
+def test_the_rounds_past_max_rounds_are_bounded(fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      tables_answer("vessels", "voyages"), verdict("wrong", "no cargo column"),
+                      sql_block(FAILING_SQL))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, rounds_while_failing=1)
+    assert run.status == "done", run.error
+    assert steps_of(run)[-1] == "generate:2" and run.final_sql == FAILING_SQL
+    assert run.events[-1].data["round"] == 2
+    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) "
+                                                  "while its SQL failed")
+    # with none allowed, the run stops where the paper's round limit is
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL))
+    plain = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False)
+    assert steps_of(plain)[-1] == "generate:1"
+    assert plain.events[-1].data["stop_reason"] == "reached max_rounds (1)"
+    assert scripted_llm.remaining == 0
+
+
+def test_sql_that_runs_at_max_rounds_stops_the_run_there(fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
+    run = run_agreement(fleet, llm, max_rounds=1, rounds_while_failing=2)
+    assert steps_of(run) == ["partition", "extract:1", "generate:1"]
+    assert run.events[-1].data["stop_reason"] == "reached max_rounds (1)"
+
+
+def test_rounds_while_failing_is_off_by_default_as_the_round_limit_was():
+    assert PIPELINE.resolve_params({})["rounds_while_failing"] == 0
+    assert PIPELINE.resolve_recorded({"check_method": "agreement"})["rounds_while_failing"] == 0

@@ -639,3 +639,45 @@ def test_a_few_named_questions_are_resumed_and_their_report_continues_only_as_su
     assert earlier_report(out, settings) == {"rows": [], "sittings": []}
     with pytest.raises(SystemExit, match="another only"):
         earlier_report(out, {**settings, "only": [3]})
+
+
+@pytest.fixture
+def csma_failing_rounds(monkeypatch):
+    return bench_script(monkeypatch, "csma_failing_rounds")
+
+
+def test_a_csma_run_that_stopped_on_failing_sql_is_resumed_at_its_last_generation(
+        db_path, llm, scripted_llm, csma_failing_rounds):
+    """Recorded with the round limit alone: agent 1's SQL fails and the run stops at
+    max_rounds. Resumed at that generation with a round past it, agent 2 checks the failing SQL
+    and writes SQL that runs. A run that stopped on SQL that runs is not resumed."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+    misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
+    tables = json.dumps({"tables": ["singer"]})
+    every_singer = "SELECT name FROM singer"
+    scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables,
+                      f"```sql\n{every_singer}\n```")
+    with open_database(db_path) as db:
+        before = {"max_rounds": 1, "name_rewrite": False}
+        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
+        runs = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
+    assert recorded.final_sql == misspelt and runs.final_sql == every_singer
+    assert csma_failing_rounds.stopped_failing(runs) is None
+    index = csma_failing_rounds.stopped_failing(recorded)
+    assert index == len(recorded.events) - 1 and recorded.events[index].step == "generate:1"
+    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": misspelt, "pred": {"ok": False}, "run": recorded.to_dict()}
+
+    scripted_llm.push(f"```sql\n{misspelt}\n```", tables,
+                      json.dumps({"verdict": "wrong", "reason": "no column na_me"}),
+                      f"```sql\n{GOLD}\n```")
+    row = resume_record(record, CSMA, csma_failing_rounds.stopped_failing,
+                        csma_failing_rounds.rounds_after, db_path, {"rounds_while_failing": 1},
+                        DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] == "generate:1" and row["calls"] == 4
+    assert row["steps"] == ["generate:1", "extract:2", "check:2", "generate:2"]
+    assert (row["before"], row["after"]) == (False, True) and row["sql_after"] == GOLD
+    assert row["generation_sql"] == misspelt and row["rounds_added"] == 1
+    assert row["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) while its SQL "
+                                  "failed")
+    assert scripted_llm.remaining == 0

@@ -2,7 +2,8 @@
 
 What ``bench/reselect.py``, ``bench/retry_repeats.py``, ``bench/name_error_repairs.py``,
 ``bench/failed_checks.py``, ``bench/recandidate.py``, ``bench/second_repairs.py``,
-``bench/csma_checks.py`` and ``bench/csma_rewrites.py`` are made of. A change that acts only
+``bench/csma_checks.py``, ``bench/csma_rewrites.py`` and ``bench/csma_failing_rounds.py`` are
+made of. A change that acts only
 from a certain step on (the vote's order of trust; what a repair does when the model repeats
 itself, what its prompt shows of a name error, how many repairs it may make; how a check is
 made; what an agent's failing SQL becomes) is measured by
