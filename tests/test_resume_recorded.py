@@ -569,6 +569,23 @@ def test_a_csma_run_whose_checks_saw_only_failing_sql_is_not_resumed(csma_checks
     assert csma_checks.first_check_of_running_sql(later) == 3
 
 
+def csma_misspelt_and_other(db_path, llm, scripted_llm, other_sql: str):
+    """Two CSMA runs of one round each, failing SQL left as written: the first ends on a
+    misspelt column (``na_me``), the second on ``other_sql``; with the first's results record."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+    misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
+    tables = json.dumps({"tables": ["singer"]})
+    scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{other_sql}\n```")
+    with open_database(db_path) as db:
+        before = {"max_rounds": 1, "name_rewrite": False}
+        first = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
+        second = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
+    assert first.final_sql == misspelt and second.final_sql == other_sql
+    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
+              "pred_sql": misspelt, "pred": {"ok": False}, "run": first.to_dict()}
+    return first, second, record
+
+
 @pytest.fixture
 def csma_rewrites(monkeypatch):
     return bench_script(monkeypatch, "csma_rewrites")
@@ -580,19 +597,11 @@ def test_a_csma_run_is_resumed_where_a_rewrite_would_have_made_its_sql_run(
     Resumed at that generate step with the rewrite on, the same answer is rewritten and runs.
     A misspelling no single change mends is not resumed."""
     from agents.pipelines.csma import PIPELINE as CSMA
-    misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
-    tables = json.dumps({"tables": ["singer"]})
-    scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{WRONG}\n```")
-    with open_database(db_path) as db:
-        before = {"max_rounds": 1, "name_rewrite": False}
-        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
-        hopeless = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
-    assert recorded.final_sql == misspelt and hopeless.final_sql == WRONG
+    recorded, hopeless, record = csma_misspelt_and_other(db_path, llm, scripted_llm, WRONG)
+    misspelt = recorded.final_sql
     assert csma_rewrites.first_rewritable_step(hopeless) is None
     index = csma_rewrites.first_rewritable_step(recorded)
     assert recorded.events[index].step == "generate:1"
-    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
-              "pred_sql": misspelt, "pred": {"ok": False}, "run": recorded.to_dict()}
 
     scripted_llm.push(f"```sql\n{misspelt}\n```")
     row = resume_record(record, CSMA, csma_rewrites.first_rewritable_step,
@@ -652,21 +661,13 @@ def test_a_csma_run_that_stopped_on_failing_sql_is_resumed_at_its_last_generatio
     max_rounds. Resumed at that generation with a round past it, agent 2 checks the failing SQL
     and writes SQL that runs. A run that stopped on SQL that runs is not resumed."""
     from agents.pipelines.csma import PIPELINE as CSMA
-    misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
-    tables = json.dumps({"tables": ["singer"]})
-    every_singer = "SELECT name FROM singer"
-    scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables,
-                      f"```sql\n{every_singer}\n```")
-    with open_database(db_path) as db:
-        before = {"max_rounds": 1, "name_rewrite": False}
-        recorded = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
-        runs = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
-    assert recorded.final_sql == misspelt and runs.final_sql == every_singer
+    recorded, runs, record = csma_misspelt_and_other(db_path, llm, scripted_llm,
+                                                     "SELECT name FROM singer")
+    misspelt = recorded.final_sql
     assert csma_failing_rounds.stopped_failing(runs) is None
     index = csma_failing_rounds.stopped_failing(recorded)
     assert index == len(recorded.events) - 1 and recorded.events[index].step == "generate:1"
-    record = {"question_id": 4, "hardness": "easy", "correct": False, "gold_sql": GOLD,
-              "pred_sql": misspelt, "pred": {"ok": False}, "run": recorded.to_dict()}
+    tables = json.dumps({"tables": ["singer"]})
 
     scripted_llm.push(f"```sql\n{misspelt}\n```", tables,
                       json.dumps({"verdict": "wrong", "reason": "no column na_me"}),
