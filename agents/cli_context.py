@@ -58,7 +58,8 @@ def context_lines(context: RunContext) -> list[str]:
     if context.follow_up is not None:
         follow = context.follow_up
         lines += [f"Follow-up of run {follow.run_id}: {follow.question}",
-                  f"  its SQL: {' '.join(follow.sql.split())}",
+                  f"  its {'accepted ' if follow.accepted else ''}SQL: "
+                  f"{' '.join(follow.sql.split())}",
                   f"  its result: {follow.summary}"]
         if follow.answer:
             lines.append(f"  its answer in words: {follow.answer}")

@@ -3,7 +3,9 @@
 A follow-up ("and only for 2024?", "now per country") makes sense only with the question before
 it, so the next run gets that question, its final SQL and a short summary of its result in its
 evidence (see :mod:`agents.run_context`), plus the previous answer in words when that run had
-its result summarized (:mod:`agents.result_summary`), the same way in every pipeline. Conversations are
+its result summarized (:mod:`agents.result_summary`), the same way in every pipeline. Where
+the user accepted an answer from that run (corrected or not), the accepted SQL and its result
+are what the next run is told. Conversations are
 threads: the first run's id names the thread, and each follow-up joins it.
 """
 
@@ -47,17 +49,28 @@ def summarize_result(preview: dict | None) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1] + "…"
 
 
-def follow_up_of(previous: Run) -> FollowUp:
+def follow_up_of(previous: Run, accepted: dict | None = None) -> FollowUp:
     """What a follow-up of ``previous`` is told; raises :class:`FollowUpError` when the previous
-    run has no final SQL to build on."""
-    if not (previous.final_sql or "").strip():
+    run has no final SQL to build on. ``accepted``, the answer the user accepted from that run
+    (``Store.accepted_of_run``: its ``sql`` and ``result_preview``), is what the follow-up
+    builds on instead of the run's own final SQL: an analyst who corrected the SQL and accepted
+    it means the corrected answer when asking "and only for 2024?"."""
+    from .result_summary import summary_text
+    from .sqltext import same_sql
+
+    sql = ((accepted or {}).get("sql") or "").strip()
+    if not sql and not (previous.final_sql or "").strip():
         raise FollowUpError("the previous question has no final SQL to follow up on; ask it "
                             "again or start a new question")
-    from .result_summary import summary_text
-
     answer = one_line(summary_text(previous))
+    if sql and not same_sql(sql, previous.final_sql or ""):
+        answer = ""  # the words described the model's result, not the accepted one
     if len(answer) > ANSWER_CHARS:
         answer = answer[:ANSWER_CHARS - 1] + "…"
+    if sql:
+        return FollowUp(run_id=previous.run_id, question=previous.question, sql=sql,
+                        summary=summarize_result(accepted.get("result_preview")),
+                        answer=answer, accepted=True)
     return FollowUp(run_id=previous.run_id, question=previous.question,
                     sql=previous.final_sql, summary=summarize_result(previous.result),
                     answer=answer)
@@ -81,6 +94,7 @@ def run_context(store, db_name: str, hint: str = "", *, previous: Run | None = N
     notes, left_out = notes_for(store, db_name) if knowledge and store is not None else ([], 0)
     context = RunContext(hint=hint or "", notes=notes, left_out=left_out)
     if previous is not None:
-        context.follow_up = follow_up_of(previous)
+        accepted = store.accepted_of_run(previous.run_id) if store is not None else None
+        context.follow_up = follow_up_of(previous, accepted)
         context.thread_id = thread_id_of(previous)
     return context

@@ -46,6 +46,7 @@ class FollowUp:
     sql: str
     summary: str
     answer: str = ""  # the previous run's result summary in words, when it asked for one
+    accepted: bool = False  # the SQL and result are the answer the user accepted for it
 
     def lines(self) -> list[str]:
         lines = [FOLLOW_UP_HEADING,
@@ -99,7 +100,7 @@ class RunContext:
                           for n in data.get("notes") or []],
                    follow_up=FollowUp(**{k: follow.get(k) or "" for k in
                                          ("run_id", "question", "sql", "summary",
-                                          "answer")})
+                                          "answer")}, accepted=bool(follow.get("accepted")))
                    if follow else None,
                    thread_id=data.get("thread_id"), left_out=int(data.get("left_out") or 0))
 

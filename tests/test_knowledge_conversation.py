@@ -129,3 +129,33 @@ def test_a_version_1_store_gains_the_workspace_tables(tmp_path):
         assert store.saved_databases() == []
         version = store.db.execute("SELECT value FROM meta").fetchone()[0]
     assert int(version) == SCHEMA_VERSION
+
+
+def test_a_follow_up_of_a_run_with_an_accepted_answer_builds_on_that_answer(db, llm,
+                                                                            scripted_llm, store):
+    """The user corrected the model's SQL and accepted it: the follow-up is told the accepted
+    SQL and its result, not the model's, and the trace says so; a run accepted as written keeps
+    its answer in words."""
+    pipeline = get_pipeline("baseline")
+    scripted_llm.push("```sql\nSELECT name FROM singer\n```")
+    first = run_to_end(start_run(pipeline, "Which singers are there?", db, llm))
+    store.save_run(first)
+    corrected = "SELECT name, country FROM singer ORDER BY name"
+    preview = db.execute(corrected).preview()
+    store.accept(first.run_id, first.question, corrected, "concerts", result_preview=preview)
+    context = run_context(store, "concerts", previous=first)
+    follow = context.follow_up
+    assert follow.accepted and follow.sql == corrected and follow.answer == ""
+    assert follow.summary.startswith("2 row(s); columns name, country")
+    assert f"Its SQL: {corrected}" in context.evidence()
+    assert "SELECT name FROM singer\n" not in context.evidence() + "\n"
+    kept = RunContext.from_run(Run.from_dict({"pipeline": "baseline", "question": "q",
+                                              "db_name": "concerts",
+                                              "context": context.to_dict()}))
+    assert kept.follow_up.accepted and kept.follow_up.sql == corrected
+    # a run nothing was accepted from is followed up on its own final SQL
+    scripted_llm.push("```sql\nSELECT name FROM singer\n```")
+    other = run_to_end(start_run(pipeline, "Which singers are there?", db, llm))
+    assert store.accepted_of_run(other.run_id) is None
+    plain = run_context(store, "concerts", previous=other).follow_up
+    assert not plain.accepted and plain.sql == other.final_sql

@@ -66,6 +66,17 @@ class AcceptedPart(StoreConnection):
             rows = list(self.db.query("SELECT * FROM accepted WHERE id = ?", [accepted_id]))
         return _decoded(rows[0]) if rows else None
 
+    def accepted_of_run(self, run_id: str | None) -> dict | None:
+        """The answer accepted from the stored run ``run_id`` (``result_preview`` decoded), or
+        None when the run is not stored or nothing was accepted from it."""
+        if not run_id:
+            return None
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT acc.* FROM runs AS r JOIN accepted AS acc ON acc.id = r.accepted_id "
+                "WHERE r.run_id = ?", [run_id]))
+        return _decoded(rows[0]) if rows else None
+
     def remove_accepted(self, accepted_id: int) -> bool:
         """Remove an answer from the example bank; the runs it came from are no longer marked
         accepted. True if it existed."""

@@ -265,7 +265,8 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
                                                                          browser_llm):
     """The Decomposer's answer is streamed slowly: its text is on the page and growing while the
     step is still running; Run is disabled meanwhile and enabled after; a second run clears the
-    first one's answer from the page while it works."""
+    first one's answer from the page while it works, and leaves no faded copy of the question
+    box's controls."""
     pieces = [DECOMPOSER_ANSWER[i:i + 3] for i in range(0, len(DECOMPOSER_ANSWER), 3)]
     browser_llm.clear()
     browser_llm.when("decompose the question",
@@ -296,9 +297,13 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     _idle(page)
     assert run_button.is_enabled()
 
+    assert page.get_by_text("Follow up on the previous question").count() == 1
     ask("How many orders were cancelled, again?")
     running.first.wait_for(timeout=30_000)
     assert page.get_by_text("Final SQL").count() == 0  # the previous answer is gone, not faded
+    # the follow-up box is not drawn while a run goes on; the controls under it keep their
+    # places, so no faded copy of them is left below (there was a second parameters panel)
+    assert page.get_by_text("Parameters of MAC-SQL").count() == 1
     assert run_button.is_disabled()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)

@@ -37,13 +37,20 @@ def context_controls(db, previous, prefix: str = "ask") -> None:
     """The follow-up box (when ``previous`` can be followed up) and the knowledge switch; the
     Compare page draws the same controls under its own keys (``prefix``)."""
     follow_key, knowledge_key = _key(FOLLOW_UP, prefix), _key(USE_KNOWLEDGE, prefix)
+    # One slot whether the box is drawn or not: while a run goes on there is no previous run to
+    # follow up, and without the slot the controls under it would move up by two places, so the
+    # browser would keep their old copies, faded, below the new ones until the run ends (an
+    # empty slot clears what it showed at once).
+    slot = st.empty()
     if previous is not None and previous.final_sql:
-        # a short label (a checkbox label is cut to one line), the question in full under it
-        st.checkbox("Follow up on the previous question", key=follow_key,
-                    help="The next run is given the previous question, its final SQL and a "
-                         "summary of its result, so a question like 'and only for 2024?' or "
-                         "'now per country' is understood. Untick to start a new conversation.")
-        st.caption(f"Previous question: “{md_text(previous.question)}”")
+        with slot.container():
+            st.checkbox("Follow up on the previous question", key=follow_key,
+                        help="The next run is given the previous question, its final SQL (the "
+                             "SQL you accepted, if you accepted an answer) and a summary of its "
+                             "result, so a question like 'and only for 2024?' or 'now per "
+                             "country' is understood. Untick to start a new conversation.")
+            # a short label (a checkbox label is cut to one line), the question in full under it
+            st.caption(f"Previous question: “{md_text(previous.question)}”")
     else:
         st.session_state.pop(follow_key, None)
     count = _knowledge_count(db.name) if db is not None else 0
@@ -93,6 +100,8 @@ def context_panel(run) -> None:
         if context.follow_up is not None:
             follow = context.follow_up
             st.markdown(f"**Follow-up of:** {md_text(follow.question)}")
+            if follow.accepted:
+                st.caption("Its answer as accepted (the SQL below and its result):")
             st.code(format_sql(follow.sql), language="sql", wrap_lines=True)
             st.caption(f"Its result: {md_text(follow.summary)}")
             if follow.answer:
