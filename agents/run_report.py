@@ -18,7 +18,7 @@ from typing import Any
 from .events import Run, StepEvent
 from .outcome import run_outcome
 from .outputs.base import shows_sql
-from .sqltext import format_sql
+from .sqltext import format_sql, same_sql
 from .state_diff import change_lines, original_states, state_changes
 from .store.annotations import blamed_step_label
 from .store.taxonomy import ERROR_TYPES
@@ -130,13 +130,19 @@ def _step_blocks(event: StepEvent, original: dict | None, edited: bool) -> list[
         blocks.append(("p", f"Step failed: {event.error}"))
     blocks += [("p", f"Note: {note}") for note in event.notes]
     output = event.output
+    # A repair step ran the SQL it was given and wrote another: that execution comes before
+    # the repair, so an error is not read as the repaired SQL's.
+    given = bool(event.execution and event.sql and event.execution.get("sql")
+                 and not same_sql(event.execution["sql"], event.sql))
+    if given:
+        blocks += _result_blocks(event.execution, STEP_ROWS, subject="The SQL it was given")
     if event.parsed not in (None, {}, []):
         lines = output.text_lines()
         if lines:
             blocks.append(("text", "\n".join(lines)))
     if event.sql and not shows_sql(output, event.sql):
         blocks.append(("code", "sql", format_sql(event.sql)))
-    if event.execution:
+    if event.execution and not given:
         blocks += _result_blocks(event.execution, STEP_ROWS)
     if edited:
         blocks += _edit_blocks(event, original)
@@ -157,12 +163,14 @@ def _edit_blocks(event: StepEvent, original: dict | None) -> list[Block]:
     return blocks
 
 
-def _result_blocks(preview: dict | None, max_rows: int) -> list[Block]:
+def _result_blocks(preview: dict | None, max_rows: int,
+                   subject: str = "The SQL") -> list[Block]:
     if not preview:
         return []
     if not preview.get("ok"):
         kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
-        blocks: list[Block] = [("p", f"The SQL fails{kind}: {preview.get('error') or 'error'}")]
+        blocks: list[Block] = [("p", f"{subject} fails{kind}: "
+                                     f"{preview.get('error') or 'error'}")]
         if preview.get("hint"):
             blocks.append(("p", f"Hint: {preview['hint']}"))
         return blocks
@@ -170,8 +178,8 @@ def _result_blocks(preview: dict | None, max_rows: int) -> list[Block]:
     total = preview.get("row_count", len(rows))
     shown = rows[:max_rows]
     more = "+" if preview.get("truncated") else ""
-    note = f"{total:,}{more} row(s)" + (f", the first {len(shown)} shown" if len(shown) < total
-                                          else "")
+    note = (("" if subject == "The SQL" else f"{subject} returns ") + f"{total:,}{more} row(s)"
+            + (f", the first {len(shown)} shown" if len(shown) < total else ""))
     blocks = [("p", note)]
     if preview.get("columns") and shown:
         blocks.append(("table", list(preview["columns"]), shown))

@@ -85,6 +85,27 @@ def test_a_failing_final_sql_is_reported_as_such(runs):
         run_report(first, "pdf")
 
 
+def test_a_repair_steps_error_is_reported_before_its_repair(runs):
+    """A step that ran the SQL it was given and wrote another (a Refiner's repair): the error is
+    that given SQL's and is told first; a step whose execution is of its own SQL is unchanged."""
+    import copy
+
+    first, _ = runs
+    repair = copy.deepcopy(first)
+    step = repair.events[0]
+    step.sql = CHEAP
+    step.execution = {"ok": False, "sql": "SELECT nme FROM products",
+                      "error": "no such column: nme", "error_class": "OperationalError"}
+    text = run_report(repair, "md")
+    given = text.index("The SQL it was given fails (OperationalError): no such column: nme")
+    assert given < text.index("LIMIT 2") and "The SQL fails (OperationalError)" not in text
+    step.execution = {"ok": False, "sql": CHEAP, "error": "no such column: nme",
+                      "error_class": "OperationalError"}
+    text = run_report(repair, "md")
+    assert text.index("The SQL fails (OperationalError): no such column: nme") > text.index(
+        "LIMIT 2")
+
+
 def test_cli_exports_a_stored_run(runs, tmp_path, capsys):
     _, second = runs
     assert cli.main(["run", "export", second.run_id]) == 0
