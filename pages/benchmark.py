@@ -306,6 +306,20 @@ def _open_in_history(record: dict, open_raw) -> None:
     st.switch_page(HISTORY_PAGE)
 
 
+def _no_records_text(open_raw) -> str:
+    """Why a results file shows nothing: empty (an evaluation that has not answered yet), or
+    lines none of which is an answer record (another kind of file)."""
+    try:
+        with open_raw() as fh:
+            lines = sum(1 for line in fh if line.strip())
+    except OSError:
+        lines = 0
+    if not lines:
+        return "This results file holds no answers yet."
+    return (f"This is not an evaluation's {RESULTS_FILE}: none of its {lines:,} line(s) is an "
+            "answer record (one JSON object per line, as `python -m agents eval` writes them).")
+
+
 # -- page ------------------------------------------------------------------------------------------
 run_through_app()
 st.title("Benchmark")
@@ -313,7 +327,7 @@ source = _source()
 if source is not None:
     label, meta, records, open_raw = source
     if not records:
-        st.warning("This results file holds no answers yet.")
+        st.warning(_no_records_text(open_raw))
     else:
         report = build_report(records, meta)
         _header(label, report)

@@ -174,4 +174,10 @@ def test_an_upload_that_is_not_a_results_file(app):
     app.file_uploader(key="bench_file").set_value(
         ("results.jsonl", b"\x00\xffnot json\n{\"a\": 1}\n", "application/jsonl")).run()
     assert not app.exception, app.exception
-    assert any("holds no answers" in w.value for w in app.warning)
+    assert any("is not an evaluation's results.jsonl: none of its 2 line(s) is an answer "
+               "record" in w.value for w in app.warning)
+    # an empty file is one that holds no answers yet
+    app.file_uploader(key="bench_file").set_value(
+        ("empty.jsonl", b"\n", "application/jsonl")).run()
+    assert not app.exception, app.exception
+    assert any("holds no answers yet" in w.value for w in app.warning)
