@@ -117,20 +117,39 @@ def _test_connection() -> None:
         st.error(f"Connection failed: {result.get('error')}")
 
 
+TIMEOUT_RANGE = (0.5, 300.0)   # seconds a query may take, as the Settings page accepts it
+ROWS_RANGE = (10, 1_000_000)   # rows a query may return
+
+
 def _limits_section() -> None:
     st.subheader("Safe execution")
     limits = ui_state.exec_limits()
+    # The bounds are checked here, not by the inputs: an input with bounds keeps a value out of
+    # range to itself (a red outline) and the form applies the old one without a word.
     with st.form("limits_form"):
         left, right = st.columns(2)
-        timeout = left.number_input("Query time limit (seconds)", min_value=0.5,
-                                    max_value=300.0, value=float(limits.timeout), step=0.5)
-        max_rows = right.number_input("Row cap per query", min_value=10, max_value=1_000_000,
-                                      value=int(limits.max_rows), step=100)
+        timeout = left.number_input(f"Query time limit (seconds, {TIMEOUT_RANGE[0]:g} to "
+                                    f"{TIMEOUT_RANGE[1]:g})", value=float(limits.timeout),
+                                    step=0.5)
+        max_rows = right.number_input(f"Row cap per query ({ROWS_RANGE[0]:,} to "
+                                      f"{ROWS_RANGE[1]:,})", value=int(limits.max_rows),
+                                      step=100)
         saved = st.form_submit_button("Apply limits")
     if saved:
-        ui_state.set_exec_limits(timeout, int(max_rows))
-        st.success(f"Queries now stop after {timeout:g} s and return at most {int(max_rows):,} "
-                   "rows.")
+        wrong = []
+        if not TIMEOUT_RANGE[0] <= timeout <= TIMEOUT_RANGE[1]:
+            wrong.append(f"the time limit must be {TIMEOUT_RANGE[0]:g} to "
+                         f"{TIMEOUT_RANGE[1]:g} seconds, not {timeout:g}")
+        if not ROWS_RANGE[0] <= max_rows <= ROWS_RANGE[1]:
+            wrong.append(f"the row cap must be {ROWS_RANGE[0]:,} to {ROWS_RANGE[1]:,} rows, "
+                         f"not {int(max_rows):,}")
+        if wrong:
+            st.error(f"Limits not changed: {'; '.join(wrong)}. Queries still stop after "
+                     f"{limits.timeout:g} s and return at most {limits.max_rows:,} rows.")
+        else:
+            ui_state.set_exec_limits(timeout, int(max_rows))
+            st.success(f"Queries now stop after {timeout:g} s and return at most "
+                       f"{int(max_rows):,} rows.")
     st.caption("Every query runs read-only: statements that would change a database are refused. "
                f"A result also stops at {MAX_RESULT_BYTES // (1024 * 1024)} MiB and cuts any "
                f"single value to {MAX_CELL_BYTES // 1024} KiB. Uploads are limited to "

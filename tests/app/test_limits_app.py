@@ -52,9 +52,24 @@ def test_the_upload_limit_is_the_servers_and_no_session_raises_it(app, tmp_path,
     assert "too large" in message and "limit is 1.0 MiB" in message
     app.switch_page("pages/settings.py").run()
     labels = [n.label for n in app.number_input]
-    assert labels[:2] == ["Query time limit (seconds)", "Row cap per query"]
+    assert labels[:2] == ["Query time limit (seconds, 0.5 to 300)",
+                          "Row cap per query (10 to 1,000,000)"]
     assert not any("upload" in label.lower() for label in labels)
     assert any("limited to 1 MB by the server" in c.value for c in app.caption)
+
+
+def test_limits_out_of_range_are_refused_with_a_message_and_change_nothing(app):
+    app.switch_page("pages/settings.py").run()
+    app.number_input[1].set_value(2)
+    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    assert not app.exception, app.exception
+    [message] = errors(app)
+    assert message == ("Limits not changed: the row cap must be 10 to 1,000,000 rows, not 2. "
+                       "Queries still stop after 10 s and return at most 1,000 rows.")
+    app.number_input[1].set_value(10)
+    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    assert errors(app) == []
+    assert any("return at most 10 rows" in m.value for m in app.success)
 
 
 def test_names_from_the_database_are_shown_as_text(app, app_env, tmp_path):
