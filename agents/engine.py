@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .events import Run, RunFinished, StepEvent, StepPartial, StepStarted
-from .step_context import (ExecLimits, ParseError, RunStopped, StepContext, StepError,  # noqa: F401
-                           UnparseableAnswer, _jsonable)
+from .step_context import (STOPPED, ExecLimits, ParseError, RunStopped,  # noqa: F401
+                           StepContext, StepError, UnparseableAnswer, _jsonable)
 
 MAX_STEPS = 200  # a guard against a pipeline whose step graph loops forever
 
@@ -331,7 +331,7 @@ def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
             next_step = step.fn(ctx)
         except RunStopped:
             event.status = "error"
-            event.error = "stopped by the user"
+            event.error = STOPPED
             stopped = True
         except StepError as exc:
             event.status = "error"
@@ -401,7 +401,7 @@ def _conclude(run: Run, pipeline: Pipeline, data: dict | None, db, limits: ExecL
         except Exception as exc:
             run.result = {"ok": False, "error": str(exc), "error_class": exc.__class__.__name__}
     run.status = "stopped" if stopped else ("failed" if error else "done")
-    run.error = "stopped by the user" if stopped else error
+    run.error = STOPPED if stopped else error
     run.finished_at = time.time()
 
 

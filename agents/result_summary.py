@@ -24,7 +24,7 @@ from typing import Iterator
 from .events import Run, RunFinished, StepEvent, StepStarted
 from .outputs import ResultSummary
 from .run_context import one_line
-from .step_context import RunStopped, StepContext, StepError, ExecLimits
+from .step_context import STOPPED, ExecLimits, RunStopped, StepContext, StepError
 
 SUMMARY_STEP = "summary"
 SUMMARY_AGENT = "Result Summarizer"
@@ -97,7 +97,7 @@ def summarize_run(run: Run, llm, *, control=None) -> Iterator[StepStarted | Step
     try:
         _summarize(ctx, run)
     except RunStopped:
-        event.status, event.error = "error", "stopped by the user"
+        event.status, event.error = "error", STOPPED
     except StepError as exc:
         event.status, event.error = "error", str(exc)
     except Exception as exc:  # the answer stands whatever happens here

@@ -237,7 +237,9 @@ if job is not None:
             drawn_live = True
         finished = live.settle(job, JOB)
         if finished is not None:
-            if not drawn_live:
+            if not drawn_live:  # it ended while nobody watched (stopped, or another page shown)
+                st.caption(f"“{md_text(finished.question)}” on {md_text(finished.db_name)} "
+                           f"with {finished.pipeline}")
                 ui_trace.render_trace(finished.events, expanded=expand,
                                       originals=originals_for(finished))
                 drawn_live = True

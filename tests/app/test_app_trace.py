@@ -83,3 +83,21 @@ def test_two_sessions_do_not_see_each_others_uploads(app_env, tmp_path):
     assert "private (uploaded, this session only)" in first.selectbox(key="db_picker_ask").options
     second.run()
     assert not [o for o in second.selectbox(key="db_picker_ask").options if "private" in o]
+
+
+def _stopped_script():
+    from agents.events import StepEvent
+    from agents.step_context import STOPPED
+    from ui.trace import render_trace
+
+    render_trace([StepEvent(index=0, step="decompose", agent="Decomposer", title="Write SQL",
+                            status="error", error=STOPPED)], expanded=True)
+
+
+def test_a_step_cut_short_by_a_stop_says_so_not_that_it_failed():
+    at = AppTest.from_function(_stopped_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    [status] = at.status
+    assert status.label == "1. Decomposer: Write SQL — stopped by the user"
+    text = " ".join(m.value for m in status.markdown)
+    assert "Stopped by the user" in text and "Step failed" not in text

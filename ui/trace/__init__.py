@@ -15,6 +15,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from agents.events import StepEvent, StepStarted
+from agents.step_context import STOPPED
 from agents.outputs import Generic, Output
 from agents.outputs.base import holds_text, short, shows_sql
 from agents.sqltext import format_sql
@@ -72,7 +73,7 @@ def done_label(event: StepEvent) -> str:
     head = _heading(event.index, event.agent, event.title)
     edited = " · edited" if event.edited else ""
     if event.status == "error":
-        return f"{head} — failed{edited}"
+        return f"{head} — {STOPPED if event.error == STOPPED else 'failed'}{edited}"
     if event.status == "skipped":
         return f"{head} — skipped{edited}"
     tokens = event.prompt_tokens + event.completion_tokens
@@ -104,7 +105,9 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
     """
     if event.edited and original is not _NOT_GIVEN:
         render_edit(event, original)  # type: ignore[arg-type]
-    if event.error:
+    if event.error == STOPPED:
+        st.markdown(":orange[**Stopped by the user** before this step ended.]")
+    elif event.error:
         st.markdown(f":red[**Step failed:** {md_text(event.error)}]")
     notes = [n for n in event.notes if not holds_text(event.parsed, n)]
     reason = notes.pop() if event.status == "skipped" and notes else None

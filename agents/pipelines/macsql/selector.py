@@ -177,7 +177,7 @@ def run(ctx: StepContext) -> str:
         if tokens <= budget:
             ctx.set_output(SchemaSelection(used=False))
             ctx.skip(f"the whole schema fits the Decomposer's prompt ({tokens:,} of "
-                     f"{budget:,} tokens): the Selector prunes only a schema that does not "
+                     f"{budget:,} tokens): the Selector prunes only a schema that does not fit "
                      f"(use_selector=context)")
             return after_selector(ctx)
 
