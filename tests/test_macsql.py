@@ -391,6 +391,24 @@ def test_decomposer_uses_the_selection_and_shares_the_schema_text_with_the_refin
     assert "# Table: t2" not in decomposer_prompt
 
 
+def test_a_table_copied_from_the_worked_example_is_named_so_in_the_decomposers_note(
+        small_db, llm, scripted_llm):
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("q", "SELECT COUNT(*) FROM singer AS T1 JOIN district AS T2 ON T1.id = T2.id")))
+    scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer\n```")
+    result = run(small_db, llm, use_selector="never")
+    decomposer = next(e for e in result.events if e.agent == "Decomposer")
+    assert decomposer.notes[-1] == ("the SQL names 'district', not a table of this database: "
+                                    "copied from the prompt's worked example")
+    # a made-up table the example does not have gets no such note
+    scripted_llm.clear()
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM ghosts")))
+    scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer\n```")
+    result = run(small_db, llm, use_selector="never")
+    decomposer = next(e for e in result.events if e.agent == "Decomposer")
+    assert not any("worked example" in n for n in decomposer.notes)
+
+
 def test_the_graded_decomposer_prompt_is_the_default_and_the_papers_is_a_switch_away(
         small_db, llm, scripted_llm):
     answer = decomposition(("How many singers are from France?",

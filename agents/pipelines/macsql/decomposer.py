@@ -17,7 +17,9 @@ from ...engine import ParseError, StepContext
 from ...outputs import Decomposition
 from ...parsing import extract_sql_blocks
 from ...prompts import load, render
+from ...unread_joins import tables_named
 from ..common import evidence_text, macsql_schema, user_message
+from ..demonstration import from_demonstration, template
 from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
@@ -85,4 +87,17 @@ def run(ctx: StepContext) -> str:
     ctx.data["sql"] = answer["sql"]
     ctx.data["refine_attempts"] = 0
     ctx.set_output(Decomposition(sub_questions=answer["sub_questions"]), sql=answer["sql"])
+    copied = copied_tables(answer["sql"], ctx.schema, PROMPTS[variant])
+    if copied:
+        ctx.note(f"the SQL names {', '.join(map(repr, copied))}, not a table of this database: "
+                 "copied from the prompt's worked example")
     return "refiner"
+
+
+def copied_tables(sql: str, schema, prompt_name: str) -> list[str]:
+    """Tables ``sql`` names that the database does not have and the prompt's worked examples
+    do (the paper's banking ``district``, ``account``...): the reader of the trace is told where
+    they came from."""
+    demonstration = template(str(HERE), prompt_name)
+    return [name for name in sorted(tables_named(sql))
+            if schema.table(name) is None and from_demonstration(name, demonstration)]
