@@ -122,6 +122,11 @@ def test_a_failing_column_offers_a_version_that_runs_and_puts_it_in_the_sql_box(
     key = sql_key(app)
     click(app, "rewrite_")
     assert app.text_area(key=key).value == offer
+    # the error is the failing SQL's; the box now holds another, not run yet: no hint or offer
+    # about the SQL that failed is repeated under it
+    assert any("not the one that failed: press 'Run edited SQL'" in i.value for i in app.info)
+    assert not any(c.value.startswith("Hint:") for c in app.caption)
+    assert not [b for b in app.button if b.key and b.key.startswith("rewrite_")]
     click(app, "run_sql_")
     assert not errors(app)
     assert any("Showing the result of your edited SQL" in c.value for c in app.caption)

@@ -127,6 +127,10 @@ def answer_pane(run: Run, db_key: str | None) -> None:
                           st.session_state.get(_edited_key(run)), limits)
     edited = st.session_state.get(_edited_key(run))
     preview = edited["preview"] if edited else run.result
+    shown_sql = edited["sql"] if edited else run.final_sql
+    # the box no longer holds the SQL the error and its hint are about (e.g. the version that
+    # runs was put there): say so instead of offering that hint again
+    box_changed = not same_sql(shown_sql, st.session_state[sql_key])
     if message is not None:
         level, text = message
         getattr(st, level)(md_text(text))
@@ -134,15 +138,18 @@ def answer_pane(run: Run, db_key: str | None) -> None:
         whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
         st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
     if preview and not preview.get("ok"):
-        hint, rewrite = _hint(run, db_key, preview, limits)
-        if hint:
-            st.caption(md_text(f"Hint: {hint}"))
-        if rewrite is not None:
-            _offer_rewrite(rewrite, sql_key)
+        if box_changed:
+            st.info("The SQL in the box is not the one that failed: press 'Run edited SQL' to "
+                    "run it.")
+        else:
+            hint, rewrite = _hint(run, db_key, preview, limits)
+            if hint:
+                st.caption(md_text(f"Hint: {hint}"))
+            if rewrite is not None:
+                _offer_rewrite(rewrite, sql_key)
     _accepted_note(run)
-    shown_sql = edited["sql"] if edited else run.final_sql
     if preview and preview.get("ok"):
-        if not same_sql(shown_sql, st.session_state[sql_key]):
+        if box_changed:
             st.warning("The result below is from the previous SQL, not the SQL in the box: "
                        "press 'Run edited SQL' to update it.")
         elif edited:
