@@ -270,3 +270,26 @@ def test_run_and_stop_reflect_the_real_state_after_a_slow_resumed_run(app, app_e
     assert app.session_state["ask_run"].resumed_from == 1
     assert app.button(key="ask_run_button").disabled is False
     assert not [b for b in app.button if b.key == "ask_stop"]
+
+
+def test_a_resumed_runs_cost_line_counts_the_steps_it_ran(app, app_env):
+    """Calls, tokens and seconds of a resumed run are those of the steps it ran itself; the
+    steps carried over from the run it was resumed from are named, not counted."""
+    from ui.widgets.result import cost_text
+
+    app_env.when(SELECTOR, SELECTOR_REPLY).when(DECOMPOSER, DECOMPOSER_REPLY)
+    ask(app, "Top five products by price?", "macsql", use_selector="always",
+        value_grounding="off")
+    first = app.session_state["ask_run"]
+    step = [s for s in app.selectbox if s.key and s.key.startswith("resume_step_")][0]
+    step.select(0).run()  # go on after the Selector: the Decomposer asks the model again
+    [b for b in app.button if b.key and b.key.startswith("resume_go_")][0].click().run()
+    second = app.session_state["ask_run"]
+    own = second.events[1:]
+    tokens = sum(e.prompt_tokens + e.completion_tokens for e in own)
+    assert second.resumed_from == 1 and tokens < second.prompt_tokens + second.completion_tokens
+    assert cost_text(second).startswith(f"{sum(len(e.calls) for e in own)} model call(s) · "
+                                        f"{tokens:,} tokens · ")
+    assert cost_text(second).endswith(f"s from step 2 on, resumed from run {first.run_id} "
+                                      f"(step 1 carried over)")
+    assert any(cost_text(second) in c.value for c in app.caption)

@@ -92,13 +92,7 @@ def _edited_key(run: Run) -> str:
 def answer_pane(run: Run, db_key: str | None) -> None:
     """The final answer of ``run`` with everything a person does next."""
     st.subheader("Answer")
-    totals = run.totals()
-    st.caption(f"Run {run.run_id} · {run.pipeline} · {run_outcome(run)} · "
-               f"{totals['llm_calls']} model "
-               f"call(s) · {run.prompt_tokens + run.completion_tokens:,} tokens · "
-               f"{totals['seconds']:.1f} s"
-               + (f" · resumed from run {run.parent_run_id} at step {(run.resumed_from or 0) + 1}"
-                  if run.parent_run_id else ""))
+    st.caption(f"Run {run.run_id} · {run.pipeline} · {run_outcome(run)} · {cost_text(run)}")
     if run.status == "failed":
         st.error(md_text(f"The run failed: {run.error}"))
     elif run.status == "stopped":
@@ -161,6 +155,22 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             key=f"csv_{run.run_id}", on_click="ignore")
         result_view(preview, key=run.run_id, max_rows=limits.max_rows)
     export_buttons(run, key=f"ask_{run.run_id}")
+
+
+def cost_text(run: Run) -> str:
+    """The run's model calls, tokens and seconds. A resumed run counts the steps it ran itself,
+    as its seconds do (the steps before were carried over from the run it was resumed from)."""
+    own = run.events[run.resumed_from or 0:] if run.parent_run_id else run.events
+    calls = sum(len(e.calls) for e in own)
+    tokens = sum(e.prompt_tokens + e.completion_tokens for e in own)
+    text = f"{calls} model call(s) · {tokens:,} tokens · {run.seconds:.1f} s"
+    if run.parent_run_id:
+        start = (run.resumed_from or 0) + 1
+        carried = "step 1" if start == 2 else f"steps 1-{start - 1}"
+        text += (f" from step {start} on, resumed from run {run.parent_run_id} ({carried} "
+                 "carried over)" if start > 1 else
+                 f", resumed from run {run.parent_run_id} at step 1")
+    return text
 
 
 def _hint(run: Run, db_key: str | None, preview: dict,
