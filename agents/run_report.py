@@ -93,7 +93,7 @@ def report_blocks(run: Run, *, annotation: dict | None, accepted: dict | None,
     if accepted:
         blocks.append(("h", 2, "Accepted answer"))
         who = f" by {accepted['author']}" if accepted.get("author") else ""
-        blocks.append(("p", f"Accepted{who} at {accepted.get('created_at') or '?'}."))
+        blocks.append(("p", f"Accepted{who} at {_stored_when(accepted.get('created_at'))}."))
         blocks.append(("code", "sql", format_sql(accepted.get("sql"))))
         blocks += _result_blocks(accepted.get("result_preview"), RESULT_ROWS)
     blocks.append(("h", 2, "Annotation"))
@@ -108,7 +108,7 @@ def report_blocks(run: Run, *, annotation: dict | None, accepted: dict | None,
             facts.append(("Notes", annotation["notes"]))
         if annotation.get("author"):
             facts.append(("By", annotation["author"]))
-        facts.append(("At", annotation.get("created_at") or ""))
+        facts.append(("At", _stored_when(annotation.get("created_at"))))
         blocks.append(("kv", facts))
         if annotation.get("corrected_sql"):
             blocks.append(("p", "Corrected SQL:"))
@@ -190,6 +190,20 @@ def _when(timestamp: float | None) -> str:
     if not timestamp:
         return "?"
     return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _stored_when(text: str | None) -> str:
+    """A time the store keeps as ISO text (``2026-11-29T00:36:06Z``) written as the report's
+    other times are; text that is not such a time is kept as it is."""
+    if not text:
+        return "?"
+    try:
+        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return str(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _cell(value: Any) -> str:

@@ -145,7 +145,7 @@ running = isinstance(job, Job) and not job.finished
 left, right = st.columns([2, 3], gap="large")
 with left:
     db_key, db = database_picker("compare", allow_upload=False)
-    st.caption("Upload a database on the Ask page to compare on it.")
+    st.caption("The sample databases and those uploaded on the Ask page are offered here.")
 with right:
     names = [p.name for p in list_pipelines()]
     st.text_area("Question", key="cmp_question", height=80)

@@ -64,7 +64,7 @@ def _column_config(zone: str) -> dict:
         "status": text("outcome", width=105, help="how the run ended (the Outcome filter)"),
         "error type": text("error type", width=85),
         "tokens": number("tokens", width=55, format="%d"),
-        "seconds": number("s", width=40, format="%.1f", help="seconds"),
+        "seconds": number("s", width=55, format="%.1f", help="seconds"),
         "run": text("run", width=105),
         "pipeline": text("pipeline", width=75),
         "verdict": text("verdict", width=70),
@@ -190,8 +190,9 @@ def _runs(store) -> None:
     else:
         _table(rows)
         _export(store, rows)
+        # the run id tells a run from its resumed copies, which share question and pipeline
         labels = {r["run_id"]: f"{local_time(r['created_at'])} · {r['pipeline']} · "
-                               f"{r['question'][:80]}"
+                               f"run {r['run_id']} · {r['question'][:80]}"
                   for r in rows}
         run_id = st.selectbox("Open a run", list(labels), format_func=labels.get, index=None,
                               placeholder="Choose a run to replay and annotate…", key="hist_open")

@@ -3,6 +3,8 @@ state, and ``python -m agents run export``."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agents import cli
@@ -64,6 +66,8 @@ def test_markdown_report_has_every_step_sql_result_edit_and_annotation(runs):
     assert "**Step at fault:** step 1 · SQL Writer" in text
     assert "\\`priciest\\`" in text  # notes are literal text
     assert "## Accepted answer" in text and "Accepted by kim" in text
+    assert re.search(r"Accepted by kim at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.", text)
+    assert re.search(r"\*\*At:\*\* \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)
 
 
 def test_html_report_is_a_standalone_escaped_page(runs):
