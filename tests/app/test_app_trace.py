@@ -101,3 +101,14 @@ def test_a_step_cut_short_by_a_stop_says_so_not_that_it_failed():
     assert status.label == "1. Decomposer: Write SQL — stopped by the user"
     text = " ".join(m.value for m in status.markdown)
     assert "Stopped by the user" in text and "Step failed" not in text
+
+
+def test_sql_a_model_quotes_in_backticks_is_shown_as_code_and_the_rest_stays_literal():
+    from ui.trace.parts import prose, text
+
+    comment = "Use ```sql SELECT name FROM t WHERE x = '$1'``` or `t.name`, not ![x](http://e)"
+    assert text(comment) == ("Use `SELECT name FROM t WHERE x = '$1'` or `t.name`, not "
+                             "!\\[x\\](http\\://e)")  # md_text's escaping: no image
+    assert prose("Fine.\n```sql\nSELECT 1\nFROM t\n```\n$cost$ stays") == (
+        "Fine.  \n`SELECT 1 FROM t`  \n\\$cost\\$ stays")
+    assert text("a lone ` stays literal") == "a lone \\` stays literal"

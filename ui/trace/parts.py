@@ -16,15 +16,39 @@ import streamlit as st
 from agents.sqltext import format_sql, same_sql
 from ui.format import md_text
 
+# Code a model quotes in its text: a fenced block (```sql ...```) or a `span`.
+_QUOTED_CODE = re.compile(r"```[ \t]*(?:sql\b)?(.*?)```|`([^`\n]+)`", re.IGNORECASE | re.DOTALL)
+
+
+def _code_span(code: str) -> str:
+    """Quoted code as one code span (code spans render no Markdown)."""
+    code = " ".join(code.split()).replace("`", "'")
+    return f"`{code}`" if code else ""
+
+
 def text(value: Any) -> str:
     """Free text (a model's comment, a database value) shown literally: no Markdown, no LaTeX,
-    no link or image, one line."""
-    return md_text(" ".join(str(value if value is not None else "").split()))
+    no link or image, one line; SQL it quotes in backticks is shown as code, not as the
+    backticks."""
+    return _with_code(" ".join(str(value if value is not None else "").split()),
+                      lambda part: md_text(part))
 
 
 def prose(value: Any) -> str:
-    """Longer model text (reasoning, a rebuttal) shown literally, its line breaks kept."""
-    return "  \n".join(md_text(line) for line in str(value or "").strip().splitlines())
+    """Longer model text (reasoning, a rebuttal) shown literally, its line breaks kept; SQL it
+    quotes in backticks or a fenced block is shown as code."""
+    return _with_code(str(value or "").strip(),
+                      lambda part: "  \n".join(md_text(line) for line in part.split("\n")))
+
+
+def _with_code(value: str, literal) -> str:
+    parts, at = [], 0
+    for match in _QUOTED_CODE.finditer(value):
+        parts += [literal(value[at:match.start()]),
+                  _code_span(match.group(1) if match.group(1) is not None else match.group(2))]
+        at = match.end()
+    parts.append(literal(value[at:]))
+    return "".join(parts)
 
 
 def cell(value: Any) -> str:
