@@ -68,8 +68,12 @@ def follow_up_of(previous: Run, accepted: dict | None = None) -> FollowUp:
     if len(answer) > ANSWER_CHARS:
         answer = answer[:ANSWER_CHARS - 1] + "…"
     if sql:
+        preview = accepted.get("result_preview")
+        if preview is None and same_sql(sql, previous.final_sql or ""):
+            preview = previous.result  # accepted as the run wrote it: the run's own result
         return FollowUp(run_id=previous.run_id, question=previous.question, sql=sql,
-                        summary=summarize_result(accepted.get("result_preview")),
+                        summary=summarize_result(preview) if preview is not None
+                        else "not recorded with the accepted answer",
                         answer=answer, accepted=True)
     return FollowUp(run_id=previous.run_id, question=previous.question,
                     sql=previous.final_sql, summary=summarize_result(previous.result),

@@ -20,6 +20,7 @@ from .outcome import run_outcome
 from .outputs.base import shows_sql
 from .sqltext import format_sql, same_sql
 from .state_diff import change_lines, original_states, state_changes
+from .step_context import STOPPED
 from .store.annotations import blamed_step_label
 from .store.taxonomy import ERROR_TYPES
 
@@ -122,11 +123,15 @@ def _step_blocks(event: StepEvent, original: dict | None, edited: bool) -> list[
     title = f"Step {event.index + 1} · {event.agent}"
     if event.title and event.title != event.agent:
         title += f": {event.title}"
-    state = {"error": "failed", "skipped": "skipped"}.get(event.status, "ok")
+    stopped = event.error == STOPPED
+    state = ("stopped" if stopped else
+             {"error": "failed", "skipped": "skipped"}.get(event.status, "ok"))
     cost = (f"{len(event.calls)} model call(s), "
             f"{event.prompt_tokens + event.completion_tokens:,} tokens, " if event.calls else "")
     blocks: list[Block] = [("h", 3, title), ("p", f"{state} · {cost}{event.seconds:.1f} s")]
-    if event.error:
+    if stopped:
+        blocks.append(("p", "Stopped by the user before this step ended."))
+    elif event.error:
         blocks.append(("p", f"Step failed: {event.error}"))
     blocks += [("p", f"Note: {note}") for note in event.notes]
     output = event.output

@@ -43,8 +43,8 @@ def stopped_failing(run: Run) -> int | None:
 
 
 def rounds_after(run: Run, index: int) -> dict:
-    """What the resumed steps did: whether the resumed generation wrote the recorded SQL again,
-    the rounds added, whether the last SQL runs, and why the run stopped."""
+    """What the resumed steps did: the SQL of the resumed generation (after any rewrite; the
+    row's ``sql_before`` is the recorded one), the rounds added, and why the run stopped."""
     resumed = run.events[index:]
     last = run.events[-1] if run.events else None
     last_round = (last.data or {}).get("round") or 0 if last else 0

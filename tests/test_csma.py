@@ -1151,7 +1151,6 @@ def test_an_unread_join_that_leaves_two_empty_results_is_judged_by_the_model(fle
     assert run.final_sql == checked and len(scripted_llm.requests) == 5
 
 
-
 # -- rounds past max_rounds while the last SQL fails (rounds_while_failing) --------------------
 
 FAILING_SQL = "SELECT cargo FROM vessels WHERE hull_name = 'Aurora'"   # no such column: cargo
@@ -1171,8 +1170,8 @@ def test_a_run_whose_sql_fails_at_max_rounds_goes_on_until_its_sql_runs(fleet, l
     assert run.events[2].data["sql_runs"] is False and run.events[-1].data["sql_runs"] is True
     assert run.events[2].notes[-1].startswith("the SQL of round 1 fails to execute: the run goes "
                                               "on past max_rounds (1), at most 2 round(s)")
-    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) "
-                                                  "while its SQL failed")
+    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s), "
+                                                  "after which its SQL runs")
     assert scripted_llm.remaining == 0
 
 
@@ -1184,8 +1183,8 @@ def test_the_rounds_past_max_rounds_are_bounded(fleet, llm, scripted_llm):
     assert run.status == "done", run.error
     assert steps_of(run)[-1] == "generate:2" and run.final_sql == FAILING_SQL
     assert run.events[-1].data["round"] == 2
-    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) "
-                                                  "while its SQL failed")
+    assert run.events[-1].data["stop_reason"] == ("reached max_rounds (1) and 1 more round(s), "
+                                                  "its SQL still failing")
     # with none allowed, the run stops where the paper's round limit is
     scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL))
     plain = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False)

@@ -134,8 +134,9 @@ def test_a_version_1_store_gains_the_workspace_tables(tmp_path):
 def test_a_follow_up_of_a_run_with_an_accepted_answer_builds_on_that_answer(db, llm,
                                                                             scripted_llm, store):
     """The user corrected the model's SQL and accepted it: the follow-up is told the accepted
-    SQL and its result, not the model's, and the trace says so; a run accepted as written keeps
-    its answer in words."""
+    SQL and its result, not the model's, and the run's context keeps that it was the accepted
+    answer; a stored run nothing was accepted from is followed up on its own SQL; an answer
+    accepted as written without a stored result is told the run's own result."""
     pipeline = get_pipeline("baseline")
     scripted_llm.push("```sql\nSELECT name FROM singer\n```")
     first = run_to_end(start_run(pipeline, "Which singers are there?", db, llm))
@@ -156,6 +157,10 @@ def test_a_follow_up_of_a_run_with_an_accepted_answer_builds_on_that_answer(db, 
     # a run nothing was accepted from is followed up on its own final SQL
     scripted_llm.push("```sql\nSELECT name FROM singer\n```")
     other = run_to_end(start_run(pipeline, "Which singers are there?", db, llm))
+    store.save_run(other)
     assert store.accepted_of_run(other.run_id) is None
     plain = run_context(store, "concerts", previous=other).follow_up
     assert not plain.accepted and plain.sql == other.final_sql
+    store.accept(other.run_id, "Which singers, again?", other.final_sql, "concerts")
+    as_written = run_context(store, "concerts", previous=other).follow_up
+    assert as_written.accepted and as_written.summary == summarize_result(other.result)

@@ -400,9 +400,12 @@ def test_a_table_copied_from_the_worked_example_is_named_so_in_the_decomposers_n
     decomposer = next(e for e in result.events if e.agent == "Decomposer")
     assert decomposer.notes[-1] == ("the SQL names 'district', not a table of this database: "
                                     "copied from the prompt's worked example")
-    # a made-up table the example does not have gets no such note
+    # a made-up table the example does not have, a word only of the prompt's instructions
+    # ("total"), and a subquery named as one of the example's tables get no such note
     scripted_llm.clear()
-    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT COUNT(*) FROM ghosts")))
+    scripted_llm.when(DECOMPOSER, decomposition(
+        ("q", "WITH account AS (SELECT 1 AS n) SELECT COUNT(*) FROM ghosts JOIN total "
+              "JOIN account")))
     scripted_llm.when(REFINER, "```sql\nSELECT COUNT(*) FROM singer\n```")
     result = run(small_db, llm, use_selector="never")
     decomposer = next(e for e in result.events if e.agent == "Decomposer")

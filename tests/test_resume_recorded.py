@@ -679,6 +679,6 @@ def test_a_csma_run_that_stopped_on_failing_sql_is_resumed_at_its_last_generatio
     assert row["steps"] == ["generate:1", "extract:2", "check:2", "generate:2"]
     assert (row["before"], row["after"]) == (False, True) and row["sql_after"] == GOLD
     assert row["generation_sql"] == misspelt and row["rounds_added"] == 1
-    assert row["stop_reason"] == ("reached max_rounds (1) and 1 more round(s) while its SQL "
-                                  "failed")
+    assert row["stop_reason"] == ("reached max_rounds (1) and 1 more round(s), after which its "
+                                  "SQL runs")
     assert scripted_llm.remaining == 0

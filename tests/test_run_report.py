@@ -110,6 +110,23 @@ def test_a_repair_steps_error_is_reported_before_its_repair(runs):
         "LIMIT 2")
 
 
+def test_a_step_cut_short_by_a_stop_is_reported_as_stopped(runs):
+    import copy
+
+    from agents.step_context import STOPPED
+    from agents.textview import render_event
+
+    first, _ = runs
+    stopped = copy.deepcopy(first)
+    step = stopped.events[0]
+    step.status, step.error, step.sql, step.execution = "error", STOPPED, None, None
+    text = run_report(stopped, "md")
+    assert "stopped · " in text and "Stopped by the user before this step ended." in text
+    assert "Step failed" not in text
+    assert "  STOPPED by the user" in render_event(step) and "FAILED" not in "".join(
+        render_event(step))
+
+
 def test_cli_exports_a_stored_run(runs, tmp_path, capsys):
     _, second = runs
     assert cli.main(["run", "export", second.run_id]) == 0

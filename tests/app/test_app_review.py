@@ -122,15 +122,25 @@ def test_a_failing_column_offers_a_version_that_runs_and_puts_it_in_the_sql_box(
     key = sql_key(app)
     click(app, "rewrite_")
     assert app.text_area(key=key).value == offer
-    # the error is the failing SQL's; the box now holds another, not run yet: no hint or offer
-    # about the SQL that failed is repeated under it
+    # the error is the failing SQL's; the box now holds another, not run yet: its hint stays,
+    # said to be about that SQL, and the offer is not made again
     assert any("not the one that failed: press 'Run edited SQL'" in i.value for i in app.info)
-    assert not any(c.value.startswith("Hint:") for c in app.caption)
+    assert any(c.value.startswith("Hint about the SQL that failed:") for c in app.caption)
     assert not [b for b in app.button if b.key and b.key.startswith("rewrite_")]
     click(app, "run_sql_")
     assert not errors(app)
     assert any("Showing the result of your edited SQL" in c.value for c in app.caption)
     assert app.dataframe[-1].value.iloc[0, 0] > 0
+
+
+def test_a_final_sql_sqlglot_cannot_read_gets_its_hint_in_a_box_untouched(app, app_env):
+    """The box holds the failing SQL as formatted; SQL that cannot be parsed is compared on its
+    text, so the formatted copy must still count as the SQL that failed."""
+    app_env.push("```sql\nselect nme from products where price > (select avg(price) from "
+                 "products\n```")
+    ask(app, "Which products cost more than average?")
+    assert errors(app)
+    assert not any("not the one that failed" in i.value for i in app.info)
 
 
 def test_annotation_round_trips_and_needs_a_verdict(app, app_env):

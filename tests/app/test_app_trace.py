@@ -104,11 +104,16 @@ def test_a_step_cut_short_by_a_stop_says_so_not_that_it_failed():
 
 
 def test_sql_a_model_quotes_in_backticks_is_shown_as_code_and_the_rest_stays_literal():
-    from ui.trace.parts import prose, text
+    from ui.trace.parts import prose, remark, text
 
     comment = "Use ```sql SELECT name FROM t WHERE x = '$1'``` or `t.name`, not ![x](http://e)"
-    assert text(comment) == ("Use `SELECT name FROM t WHERE x = '$1'` or `t.name`, not "
-                             "!\\[x\\](http\\://e)")  # md_text's escaping: no image
+    assert remark(comment) == ("Use `SELECT name FROM t WHERE x = '$1'` or `t.name`, not "
+                               "!\\[x\\](http\\://e)")  # md_text's escaping: no image
     assert prose("Fine.\n```sql\nSELECT 1\nFROM t\n```\n$cost$ stays") == (
         "Fine.  \n`SELECT 1 FROM t`  \n\\$cost\\$ stays")
-    assert text("a lone ` stays literal") == "a lone \\` stays literal"
+    assert remark("a lone ` stays literal") == "a lone \\` stays literal"
+    # a quoted identifier keeps its backticks inside a longer fence; a tag is no code
+    assert remark("```sqlite SELECT `order` FROM t```") == "``SELECT `order` FROM t``"
+    assert remark("``` ```") == ""
+    # a database value or an error is shown literally, backticks and all
+    assert text("the `x` value") == "the \\`x\\` value"

@@ -15,11 +15,11 @@ from typing import Any, Callable
 import streamlit as st
 
 from agents.events import StepEvent, StepStarted
-from agents.step_context import STOPPED
+from agents.exec_result import limit_note
 from agents.outputs import Generic, Output
 from agents.outputs.base import holds_text, short, shows_sql
 from agents.sqltext import format_sql
-from agents.exec_result import limit_note
+from agents.step_context import STOPPED
 from ui.format import md_text, preview_frame, tokens_text
 
 from .edits import render_edit

@@ -9,29 +9,23 @@ a ``|`` cannot split a table cell and ``![x](http://…)`` cannot load an image.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import streamlit as st
 
 from agents.sqltext import format_sql, same_sql
 from ui.format import md_text
 
-# Code a model quotes in its text: a fenced block (```sql ...```) or a `span`.
-_QUOTED_CODE = re.compile(r"```[ \t]*(?:sql\b)?(.*?)```|`([^`\n]+)`", re.IGNORECASE | re.DOTALL)
-
-
-def _code_span(code: str) -> str:
-    """Quoted code as one code span (code spans render no Markdown)."""
-    code = " ".join(code.split()).replace("`", "'")
-    return f"`{code}`" if code else ""
-
-
 def text(value: Any) -> str:
-    """Free text (a model's comment, a database value) shown literally: no Markdown, no LaTeX,
-    no link or image, one line; SQL it quotes in backticks is shown as code, not as the
-    backticks."""
-    return _with_code(" ".join(str(value if value is not None else "").split()),
-                      lambda part: md_text(part))
+    """Free text (a database value, an error) shown literally: no Markdown, no LaTeX, no link
+    or image, one line."""
+    return md_text(" ".join(str(value if value is not None else "").split()))
+
+
+def remark(value: Any) -> str:
+    """A model's one-line remark (a review's comment) shown literally, but for SQL it quotes
+    in backticks or a fenced block, which is shown as code rather than as the backticks."""
+    return _with_code(" ".join(str(value if value is not None else "").split()), md_text)
 
 
 def prose(value: Any) -> str:
@@ -41,14 +35,29 @@ def prose(value: Any) -> str:
                       lambda part: "  \n".join(md_text(line) for line in part.split("\n")))
 
 
-def _with_code(value: str, literal) -> str:
+# Code a model quotes: a fenced block (```sql ...```, its language tag left out) or a `span`.
+_QUOTED_CODE = re.compile(r"```[ \t]*(?:[A-Za-z][\w+-]*(?=\s))?(.*?)```|`([^`\n]+)`", re.DOTALL)
+
+
+def _with_code(value: str, literal: Callable[[str], str]) -> str:
     parts, at = [], 0
     for match in _QUOTED_CODE.finditer(value):
-        parts += [literal(value[at:match.start()]),
-                  _code_span(match.group(1) if match.group(1) is not None else match.group(2))]
+        code = match.group(1) if match.group(1) is not None else match.group(2)
+        parts += [literal(value[at:match.start()]), _code_span(code)]
         at = match.end()
     parts.append(literal(value[at:]))
     return "".join(parts)
+
+
+def _code_span(code: str) -> str:
+    """Quoted code as one code span, which renders no Markdown: fenced by a backtick run longer
+    than any inside it, so a quoted identifier (`` `order` ``) keeps its backticks."""
+    code = " ".join(code.split())
+    if not code:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", code)), default=0) + 1)
+    pad = " " if code.startswith("`") or code.endswith("`") else ""
+    return f"{fence}{pad}{code}{pad}{fence}"
 
 
 def cell(value: Any) -> str:

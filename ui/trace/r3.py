@@ -10,7 +10,8 @@ from agents.pipelines.r3.outputs import Review, ReviewerInvitation, Revision
 from agents.sqltext import format_sql
 
 from . import view
-from .parts import badge, cell, markdown_table, prose, render_sql_change, round_prefix, text
+from .parts import (badge, cell, markdown_table, prose, remark, render_sql_change, round_prefix,
+                    text)
 
 
 def verdict_badge(verdict: Any) -> str:
@@ -48,7 +49,7 @@ def render_review(review: Review) -> None:
     st.markdown(f"{round_prefix(review.round)}{verdict_badge(review.verdict)} "
                 f"**{text(who)}**{named}")
     if review.comment:
-        st.markdown(f"> {text(review.comment)}")
+        st.markdown(f"> {remark(review.comment)}")
 
 
 @view(Revision.kind)
@@ -60,7 +61,7 @@ def render_revision(revision: Revision) -> None:
     for c in comments:
         who = c.get("expertise") or c.get("reviewer") or "reviewer"
         st.markdown(f"- {verdict_badge(c.get('verdict'))} **{text(who)}**: "
-                    f"{text(c.get('comment')) or '(no comment)'}")
+                    f"{remark(c.get('comment')) or '(no comment)'}")
     if revision.rebuttal:
         st.markdown(f"**Writer's rebuttal:** {prose(revision.rebuttal)}")
     if revision.consensus:

@@ -87,7 +87,8 @@ def new_run_context(db, hint: str, previous, prefix: str = "ask") -> RunContext 
     except FollowUpError as exc:
         st.error(f"Cannot follow up: {md_text(exc)}")
     except Exception as exc:  # an unreadable store must not leave a traceback on the page
-        st.error(f"The knowledge notes could not be read: {md_text(exc)}")
+        st.error(f"The knowledge notes or the previous answer could not be read from the "
+                 f"studio's store: {md_text(exc)}")
     return None
 
 

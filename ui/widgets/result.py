@@ -124,7 +124,8 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     shown_sql = edited["sql"] if edited else run.final_sql
     # the box no longer holds the SQL the error and its hint are about (e.g. the version that
     # runs was put there): say so instead of offering that hint again
-    box_changed = not same_sql(shown_sql, st.session_state[sql_key])
+    box = st.session_state[sql_key]
+    box_changed = not (same_sql(shown_sql, box) or same_sql(format_sql(shown_sql), box))
     if message is not None:
         level, text = message
         getattr(st, level)(md_text(text))
@@ -132,11 +133,13 @@ def answer_pane(run: Run, db_key: str | None) -> None:
         whose = "Your edited SQL" if edited else f"The run is {DONE_FAILS}: its SQL"
         st.error(md_text(f"{whose} did not run: {preview.get('error')}"))
     if preview and not preview.get("ok"):
-        if box_changed:
+        hint, rewrite = _hint(run, db_key, preview, limits)
+        if box_changed:  # the hint still names what the failing SQL meant; no offer again
             st.info("The SQL in the box is not the one that failed: press 'Run edited SQL' to "
                     "run it.")
+            if hint:
+                st.caption(md_text(f"Hint about the SQL that failed: {hint}"))
         else:
-            hint, rewrite = _hint(run, db_key, preview, limits)
             if hint:
                 st.caption(md_text(f"Hint: {hint}"))
             if rewrite is not None:

@@ -85,8 +85,8 @@ The ``rounds_while_failing`` parameter (0, off, by default) lets a run that reac
 its SQL runs: the paper ends only on a positive check, which failing SQL never gets, and the
 round limit is this implementation's. Resumed at the last round's generation on seed 7's 8 runs
 that stopped on failing SQL, the 1.5B agents wrote the same failing SQL again in the added
-rounds of 5 of them, told its error and hint each time, and no answer was gained; it stays off
-for models that follow a hint.
+rounds of 5 of them, told its error and hint each time, and no answer was gained. So it is
+off by default, a parameter for models that do follow a hint.
 
 The ``ignore_unread_joins`` parameter (on by default) keeps the agreement check and changes
 what counts as a disagreement: when the checking agent's own SQL returns another result but
@@ -164,9 +164,9 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   min=1, max=10),
         ParamSpec(ROUNDS_WHILE_FAILING, 0, "rounds the run may go on past max_rounds while "
                   "the last SQL fails to execute (the paper stops only on a positive check, "
-                  "which SQL that fails never gets; not a default: on seed 7 the 1.5B agents "
-                  "wrote the same failing SQL in every added round, no answer gained); 0: stop "
-                  "at max_rounds whatever the SQL", min=0, max=10),
+                  "which SQL that fails never gets); 0, the default: stop at max_rounds "
+                  "whatever the SQL (on seed 7 the 1.5B agents wrote the same failing SQL "
+                  "again in most added rounds, and no answer was gained)", min=0, max=10),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),

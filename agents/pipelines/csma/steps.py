@@ -162,15 +162,17 @@ def next_round(ctx: StepContext) -> str | None:
     limit = ctx.params["max_rounds"]
     if data["round"] >= limit:
         extra = ctx.params.get(ROUNDS_WHILE_FAILING) or 0
-        if not (data.get("sql_runs") is False and data["round"] < limit + extra):
-            data["stop_reason"] = (f"reached max_rounds ({limit})" if data["round"] <= limit
-                                   else f"reached max_rounds ({limit}) and "
-                                        f"{data['round'] - limit} more round(s) while its "
-                                        f"SQL failed")
+        failing = data.get("sql_runs") is False
+        if not (failing and data["round"] < limit + extra):
+            past = data["round"] - limit
+            data["stop_reason"] = (
+                f"reached max_rounds ({limit})" if past <= 0 else
+                f"reached max_rounds ({limit}) and {past} more round(s), "
+                + ("its SQL still failing" if failing else "after which its SQL runs"))
             ctx.note(f"stopped: {data['stop_reason']}")
             return None
-        ctx.note(f"the SQL of round {data['round']} fails to execute: the run goes on past "
-                 f"max_rounds ({limit}), at most {extra} round(s) past it "
+        ctx.note(f"the SQL of round {data.get('sql_round')} fails to execute: the run goes on "
+                 f"past max_rounds ({limit}), at most {extra} round(s) past it "
                  f"({ROUNDS_WHILE_FAILING})")
     data["round"] += 1
     return f"extract:{ops.agent_for_round(data['round'], data['n_agents'])}"

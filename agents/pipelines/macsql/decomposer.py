@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sqlglot import exp
+
 from ...engine import ParseError, StepContext
 from ...outputs import Decomposition
 from ...parsing import extract_sql_blocks
 from ...prompts import load, render
+from ...sqltext import parse_statement
 from ...unread_joins import tables_named
 from ..common import evidence_text, macsql_schema, user_message
-from ..demonstration import from_demonstration, template
+from ..demonstration import template
 from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
@@ -94,10 +97,20 @@ def run(ctx: StepContext) -> str:
     return "refiner"
 
 
+_EXAMPLE_TABLE = re.compile(r"^# Table: (\S+)", re.MULTILINE)
+
+
 def copied_tables(sql: str, schema, prompt_name: str) -> list[str]:
     """Tables ``sql`` names that the database does not have and the prompt's worked examples
-    do (the paper's banking ``district``, ``account``...): the reader of the trace is told where
-    they came from."""
-    demonstration = template(str(HERE), prompt_name)
-    return [name for name in sorted(tables_named(sql))
-            if schema.table(name) is None and from_demonstration(name, demonstration)]
+    list as tables (the paper's banking ``district``, ``account``...): the reader of the trace
+    is told where they came from. A word the prompt only uses in its instructions, or a name
+    the SQL gives a subquery of its own, is no such table."""
+    example_tables = {t.casefold() for t in _EXAMPLE_TABLE.findall(template(str(HERE),
+                                                                            prompt_name))}
+    return [name for name in sorted(tables_named(sql) - _cte_names(sql))
+            if schema.table(name) is None and name in example_tables]
+
+
+def _cte_names(sql: str) -> set[str]:
+    tree = parse_statement(sql)
+    return {cte.alias.casefold() for cte in tree.find_all(exp.CTE)} if tree is not None else set()
