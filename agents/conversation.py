@@ -62,14 +62,14 @@ def follow_up_of(previous: Run, accepted: dict | None = None) -> FollowUp:
     if not sql and not (previous.final_sql or "").strip():
         raise FollowUpError("the previous question has no final SQL to follow up on; ask it "
                             "again or start a new question")
-    answer = one_line(summary_text(previous))
-    if sql and not same_sql(sql, previous.final_sql or ""):
-        answer = ""  # the words described the model's result, not the accepted one
+    as_written = not sql or same_sql(sql, previous.final_sql or "")
+    # the words described the model's result: not the answer of other SQL the user accepted
+    answer = one_line(summary_text(previous)) if as_written else ""
     if len(answer) > ANSWER_CHARS:
         answer = answer[:ANSWER_CHARS - 1] + "…"
     if sql:
         preview = accepted.get("result_preview")
-        if preview is None and same_sql(sql, previous.final_sql or ""):
+        if preview is None and as_written:
             preview = previous.result  # accepted as the run wrote it: the run's own result
         return FollowUp(run_id=previous.run_id, question=previous.question, sql=sql,
                         summary=summarize_result(preview) if preview is not None

@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .events import Run, RunFinished, StepEvent, StepPartial, StepStarted
-from .step_context import (STOPPED, ExecLimits, ParseError, RunStopped,  # noqa: F401
-                           StepContext, StepError, UnparseableAnswer, _jsonable)
+from .events import STOPPED, Run, RunFinished, StepEvent, StepPartial, StepStarted
+from .step_context import (ExecLimits, ParseError, RunStopped, StepContext, StepError,  # noqa: F401
+                           UnparseableAnswer, _jsonable)
 
 MAX_STEPS = 200  # a guard against a pipeline whose step graph loops forever
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from .outputs.base import Output, infer_kind, load
 
+STOPPED = "stopped by the user"  # the error of the step a stop cut short, and of its run
+
 
 @dataclass
 class LLMCall:
@@ -95,6 +97,11 @@ class StepEvent:
     data: dict = field(default_factory=dict)
     edited: bool = False
     started_at: float = 0.0
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop cut this step short (its error says so; the step did not fail)."""
+        return self.status == "error" and self.error == STOPPED
 
     @property
     def output_kind(self) -> str:

@@ -21,10 +21,10 @@ import copy
 import time
 from typing import Iterator
 
-from .events import Run, RunFinished, StepEvent, StepStarted
+from .events import STOPPED, Run, RunFinished, StepEvent, StepStarted
 from .outputs import ResultSummary
 from .run_context import one_line
-from .step_context import STOPPED, ExecLimits, RunStopped, StepContext, StepError
+from .step_context import ExecLimits, RunStopped, StepContext, StepError
 
 SUMMARY_STEP = "summary"
 SUMMARY_AGENT = "Result Summarizer"

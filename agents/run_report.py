@@ -20,8 +20,8 @@ from .outcome import run_outcome
 from .outputs.base import shows_sql
 from .sqltext import format_sql, same_sql
 from .state_diff import change_lines, original_states, state_changes
-from .step_context import STOPPED
 from .store.annotations import blamed_step_label
+from .store.schema import parse_iso_utc
 from .store.taxonomy import ERROR_TYPES
 
 FORMATS = ("md", "html")
@@ -123,13 +123,12 @@ def _step_blocks(event: StepEvent, original: dict | None, edited: bool) -> list[
     title = f"Step {event.index + 1} · {event.agent}"
     if event.title and event.title != event.agent:
         title += f": {event.title}"
-    stopped = event.error == STOPPED
-    state = ("stopped" if stopped else
+    state = ("stopped" if event.stopped else
              {"error": "failed", "skipped": "skipped"}.get(event.status, "ok"))
     cost = (f"{len(event.calls)} model call(s), "
             f"{event.prompt_tokens + event.completion_tokens:,} tokens, " if event.calls else "")
     blocks: list[Block] = [("h", 3, title), ("p", f"{state} · {cost}{event.seconds:.1f} s")]
-    if stopped:
+    if event.stopped:
         blocks.append(("p", "Stopped by the user before this step ended."))
     elif event.error:
         blocks.append(("p", f"Step failed: {event.error}"))
@@ -140,7 +139,7 @@ def _step_blocks(event: StepEvent, original: dict | None, edited: bool) -> list[
     given = bool(event.execution and event.sql and event.execution.get("sql")
                  and not same_sql(event.execution["sql"], event.sql))
     if given:
-        blocks += _result_blocks(event.execution, STEP_ROWS, subject="The SQL it was given")
+        blocks += _result_blocks(event.execution, STEP_ROWS, of="The SQL it was given")
     if event.parsed not in (None, {}, []):
         lines = output.text_lines()
         if lines:
@@ -168,13 +167,14 @@ def _edit_blocks(event: StepEvent, original: dict | None) -> list[Block]:
     return blocks
 
 
-def _result_blocks(preview: dict | None, max_rows: int,
-                   subject: str = "The SQL") -> list[Block]:
+def _result_blocks(preview: dict | None, max_rows: int, of: str | None = None) -> list[Block]:
+    """A result preview as blocks; ``of`` names the SQL it is the result of, where that is
+    not the SQL shown just before it."""
     if not preview:
         return []
     if not preview.get("ok"):
         kind = f" ({preview['error_class']})" if preview.get("error_class") else ""
-        blocks: list[Block] = [("p", f"{subject} fails{kind}: "
+        blocks: list[Block] = [("p", f"{of or 'The SQL'} fails{kind}: "
                                      f"{preview.get('error') or 'error'}")]
         if preview.get("hint"):
             blocks.append(("p", f"Hint: {preview['hint']}"))
@@ -183,7 +183,7 @@ def _result_blocks(preview: dict | None, max_rows: int,
     total = preview.get("row_count", len(rows))
     shown = rows[:max_rows]
     more = "+" if preview.get("truncated") else ""
-    note = (("" if subject == "The SQL" else f"{subject} returns ") + f"{total:,}{more} row(s)"
+    note = ((f"{of} returns " if of else "") + f"{total:,}{more} row(s)"
             + (f", the first {len(shown)} shown" if len(shown) < total else ""))
     blocks = [("p", note)]
     if preview.get("columns") and shown:
@@ -202,13 +202,9 @@ def _stored_when(text: str | None) -> str:
     other times are; text that is not such a time is kept as it is."""
     if not text:
         return "?"
-    try:
-        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return str(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    moment = parse_iso_utc(text)
+    return (moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if moment is not None else str(text))
 
 
 def _cell(value: Any) -> str:

@@ -41,9 +41,6 @@ class RunStopped(Exception):
     """The user asked the run to stop."""
 
 
-STOPPED = "stopped by the user"  # the error of the step a stop cut short, and of its run
-
-
 @dataclass
 class ExecLimits:
     timeout: float = 10.0

@@ -15,7 +15,6 @@ from .outputs.common import indent
 from .outputs.base import shows_sql
 from .result_summary import summary_text
 from .sqltext import format_sql, result_text
-from .step_context import STOPPED
 
 
 def render_event(event: StepEvent) -> list[str]:
@@ -32,8 +31,7 @@ def render_event(event: StepEvent) -> list[str]:
         for note in event.notes:
             lines.append(f"  note: {note}")
     if event.status == "error":
-        lines.append("  STOPPED by the user" if event.error == STOPPED
-                     else f"  FAILED: {event.error}")
+        lines.append("  STOPPED by the user" if event.stopped else f"  FAILED: {event.error}")
     cost = f"{event.seconds:.1f} s"
     if event.calls:
         cached = f" ({event.cache_label()})" if event.cached_calls else ""

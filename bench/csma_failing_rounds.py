@@ -9,8 +9,8 @@ bench/results/failing-rounds-seed8-csma.json``
 with its last SQL failing to execute: it goes on to more rounds (each agent in turn extracts,
 checks the failing SQL, writes anew) until SQL runs or those rounds are spent. Every step up
 to the last round's generation is the recorded one, so each such run is resumed at that
-generation (its model call asked again, temperature 0; the row says whether it wrote the
-recorded SQL again) and the rounds after it run as the pipeline goes
+generation (its model call asked again, temperature 0; the row keeps the SQL it wrote, beside
+the recorded final SQL) and the rounds after it run as the pipeline goes
 (:mod:`agents.evaluation.resume_recorded`). A run that ended on SQL that runs, or stopped
 otherwise, keeps its recorded verdict: SQL that fails is never a right answer, so the option
 can gain answers and cannot lose one. Nothing is asserted: it is a measurement.
@@ -45,12 +45,10 @@ def stopped_failing(run: Run) -> int | None:
 def rounds_after(run: Run, index: int) -> dict:
     """What the resumed steps did: the SQL of the resumed generation (after any rewrite; the
     row's ``sql_before`` is the recorded one), the rounds added, and why the run stopped."""
-    resumed = run.events[index:]
-    last = run.events[-1] if run.events else None
-    last_round = (last.data or {}).get("round") or 0 if last else 0
-    return {"generation_sql": resumed[0].sql if resumed else None,
-            "rounds_added": max(0, last_round - int(run.params.get("max_rounds") or 0)),
-            "stop_reason": (last.data or {}).get("stop_reason") if last else None}
+    last = run.events[-1].data or {}  # the resumed generation is at least there
+    return {"generation_sql": run.events[index].sql,
+            "rounds_added": max(0, (last.get("round") or 0) - int(run.params["max_rounds"])),
+            "stop_reason": last.get("stop_reason")}
 
 
 def main(argv: list[str] | None = None) -> int:

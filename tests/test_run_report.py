@@ -113,7 +113,7 @@ def test_a_repair_steps_error_is_reported_before_its_repair(runs):
 def test_a_step_cut_short_by_a_stop_is_reported_as_stopped(runs):
     import copy
 
-    from agents.step_context import STOPPED
+    from agents.events import STOPPED
     from agents.textview import render_event
 
     first, _ = runs

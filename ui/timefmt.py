@@ -9,15 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from agents.store.schema import parse_iso_utc
+
 FORMAT = "%Y-%m-%d %H:%M:%S"
-
-
-def _parse(stamp: str) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(str(stamp).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def zone_name(when: datetime | None = None) -> str:
@@ -35,7 +29,7 @@ def local_time(stamp: str | None, *, zone: bool = True, seconds: bool = True) ->
     is off (a table whose header names it), to the minute when ``seconds`` is off; text that is not a timestamp is returned as it is."""
     if not stamp:
         return ""
-    when = _parse(stamp)
+    when = parse_iso_utc(stamp)
     if when is None:
         return str(stamp)
     text = when.astimezone().strftime(FORMAT if seconds else FORMAT[:-3])

@@ -39,6 +39,16 @@ def iso_utc(timestamp: float | None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def parse_iso_utc(stamp: str) -> datetime | None:
+    """A stored timestamp read back (UTC when it names no zone), or None for text that is not
+    one."""
+    try:
+        when = datetime.fromisoformat(str(stamp).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
 def _create_v1(db: sqlite_utils.Database) -> None:
     db["runs"].create({
         "run_id": str, "created_at": str, "started_at": float, "db_name": str, "db_label": str,

@@ -86,8 +86,7 @@ def test_two_sessions_do_not_see_each_others_uploads(app_env, tmp_path):
 
 
 def _stopped_script():
-    from agents.events import StepEvent
-    from agents.step_context import STOPPED
+    from agents.events import STOPPED, StepEvent
     from ui.trace import render_trace
 
     render_trace([StepEvent(index=0, step="decompose", agent="Decomposer", title="Write SQL",

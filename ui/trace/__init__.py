@@ -14,12 +14,11 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from agents.events import StepEvent, StepStarted
+from agents.events import STOPPED, StepEvent, StepStarted
 from agents.exec_result import limit_note
 from agents.outputs import Generic, Output
 from agents.outputs.base import holds_text, short, shows_sql
 from agents.sqltext import format_sql
-from agents.step_context import STOPPED
 from ui.format import md_text, preview_frame, tokens_text
 
 from .edits import render_edit
@@ -73,7 +72,7 @@ def done_label(event: StepEvent) -> str:
     head = _heading(event.index, event.agent, event.title)
     edited = " · edited" if event.edited else ""
     if event.status == "error":
-        return f"{head} — {STOPPED if event.error == STOPPED else 'failed'}{edited}"
+        return f"{head} — {STOPPED if event.stopped else 'failed'}{edited}"
     if event.status == "skipped":
         return f"{head} — skipped{edited}"
     tokens = event.prompt_tokens + event.completion_tokens
@@ -105,7 +104,7 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
     """
     if event.edited and original is not _NOT_GIVEN:
         render_edit(event, original)  # type: ignore[arg-type]
-    if event.error == STOPPED:
+    if event.stopped:
         st.markdown(":orange[**Stopped by the user** before this step ended.]")
     elif event.error:
         st.markdown(f":red[**Step failed:** {md_text(event.error)}]")

@@ -107,10 +107,9 @@ def copied_tables(sql: str, schema, prompt_name: str) -> list[str]:
     the SQL gives a subquery of its own, is no such table."""
     example_tables = {t.casefold() for t in _EXAMPLE_TABLE.findall(template(str(HERE),
                                                                             prompt_name))}
-    return [name for name in sorted(tables_named(sql) - _cte_names(sql))
-            if schema.table(name) is None and name in example_tables]
-
-
-def _cte_names(sql: str) -> set[str]:
-    tree = parse_statement(sql)
-    return {cte.alias.casefold() for cte in tree.find_all(exp.CTE)} if tree is not None else set()
+    unknown = {name for name in tables_named(sql)
+               if schema.table(name) is None and name in example_tables}
+    if unknown:  # rare: only then is the SQL read again for the names of its own subqueries
+        tree = parse_statement(sql)
+        unknown -= {cte.alias.casefold() for cte in tree.find_all(exp.CTE)} if tree else set()
+    return sorted(unknown)
