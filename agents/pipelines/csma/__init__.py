@@ -130,7 +130,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
 from .. import final_check
 from ..common import macsql_schema
-from . import steps
+from . import global_writer, steps
 from .steps import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
 
 
@@ -167,6 +167,10 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   "which SQL that fails never gets); 0, the default: stop at max_rounds "
                   "whatever the SQL (on seed 7 the 1.5B agents wrote the same failing SQL "
                   "again in most added rounds, and no answer was gained)", min=0, max=10),
+        ParamSpec(global_writer.PARAM, False, "when the rounds end on SQL that fails to "
+                  "execute, one writer starts afresh from the global schema (what the agents "
+                  "shared) with the single-prompt writer's prompt; its SQL is the answer when "
+                  "it runs, else the agents' SQL stays (not in the paper)"),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
@@ -221,7 +225,9 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         Step("check", "Agent {arg}", _for_agent(steps.check), "Check the SQL",
              then=("generate", END), takes_arg=True),
         Step("generate", "Agent {arg}", _for_agent(steps.generate), "Generate SQL",
-             then=("extract", END), takes_arg=True),
+             then=("extract", global_writer.STEP, END), takes_arg=True),
+        Step(global_writer.STEP, "Global writer", global_writer.write,
+             "Write the SQL afresh from the global schema", then=(END,)),
         final_check.step(),
     ]
 

@@ -137,3 +137,32 @@ class AgentSQL(Output):
 
     def shown_sql(self) -> list[str]:
         return [self.sql]
+
+
+@register
+@dataclass
+class GlobalWriterSQL(Output):
+    """SQL written afresh from the global schema after the rounds ended on SQL that fails; the
+    run's SQL when it runs (``taken``), else the agents' SQL stays."""
+
+    kind: ClassVar[str] = "global_writer_sql"
+    required: ClassVar[tuple[str, ...]] = ("sql",)
+    sql: str = ""
+    tables: list = field(default_factory=list)
+    executes: bool | None = None
+    taken: bool | None = None
+    agents_sql: str | None = None     # the SQL the rounds ended on
+    agents_error: str | None = None   # its error
+    written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
+    written_error: str | None = None
+    rewrite: str | None = None
+
+    def text_lines(self) -> list[str]:
+        lines = [f"  from the global schema: {short(self.tables)}",
+                 f"  the agents' SQL failed{_error(self.agents_error)}"]
+        if self.rewrite:
+            lines.append(f"  its SQL failed{_error(self.written_error)} and was rewritten: "
+                         f"{self.rewrite}")
+        lines.append("  it runs: it is the answer" if self.taken
+                     else "  it fails too: the agents' SQL stays")
+        return lines + ["  SQL:", indent(format_sql(self.sql), 4)]

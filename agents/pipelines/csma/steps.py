@@ -23,6 +23,7 @@ from ...prompts import load, render
 from ...schema import Schema
 from ..common import user_message
 from ..macsql import decomposer as macsql_decomposer
+from . import global_writer
 from . import schema_ops as ops
 from .answers import (CHECK_JSON_SCHEMA, NEGATIVE, POSITIVE, parse_check, parse_extraction,
                       parse_table_extraction)
@@ -170,6 +171,10 @@ def next_round(ctx: StepContext) -> str | None:
                 f"reached max_rounds ({limit}) and {past} more round(s), "
                 + ("its SQL still failing" if failing else "after which its SQL runs"))
             ctx.note(f"stopped: {data['stop_reason']}")
+            if global_writer.wanted(ctx):
+                ctx.note("its SQL fails to execute: a writer starts afresh from the global "
+                         f"schema ({global_writer.PARAM})")
+                return global_writer.STEP
             return None
         ctx.note(f"the SQL of round {data.get('sql_round')} fails to execute: the run goes on "
                  f"past max_rounds ({limit}), at most {extra} round(s) past it "
