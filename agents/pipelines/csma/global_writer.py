@@ -10,19 +10,25 @@ of all agents' extractions, so a writer that reads it whole, with the studio's s
 without the failing SQL to copy, starts from a larger view than any agent had. It sees nothing
 private: only what the agents already shared.
 
-Its SQL becomes the run's SQL only when it runs (after the same name rewrite the agents get,
-within the global schema); otherwise the agents' SQL stays. SQL that fails is never a right
-answer, so the step can gain answers and cannot lose one. It makes one model call, and only in
-runs that would otherwise end on SQL that fails.
+When its SQL fails, it is repaired once in its own conversation, told the error and a hint
+built from the global schema (the repair ``selection``'s candidates get). Its SQL becomes the
+run's SQL only when it runs (after the same name rewrite the agents get, within the global
+schema); otherwise the agents' SQL stays. SQL that fails is never a right
+answer, so the step can gain answers and cannot lose one. It makes one model call (two with the repair),
+and only in runs that would otherwise end on SQL that fails.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ...engine import StepContext
+from ...name_rewrite import hint_with_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
 from ..baseline import HERE as BASELINE_PROMPTS, ddl_with_examples
 from ..common import user_message
+from ..r3.steps import HERE as R3_PROMPTS
 from . import schema_ops as ops
 from .outputs import GlobalWriterSQL
 
@@ -44,25 +50,46 @@ def write(ctx: StepContext) -> None:
 
     data = ctx.data
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
+    visible = ops.restrict(ctx.schema, shared)
     ctx.set_inputs(tables=list(shared), agents_sql=data.get("sql"),
                    name_rewrite=rewrites_names(ctx))
     agents = ctx.db.execute(data["sql"], timeout=ctx.limits.timeout, max_rows=1)
-    prompt = render(load(str(BASELINE_PROMPTS), "writer"),
-                    schema=ddl_with_examples(ops.restrict(ctx.schema, shared)),
-                    question=question_text(ctx))
-    written = ctx.ask(user_message(prompt), parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-    sql, result, rewritten = runnable_version(ctx, ctx.execute(written), shared, ctx.execute)
+    messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
+                                   schema=ddl_with_examples(visible),
+                                   question=question_text(ctx)))
+    first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+    sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
+    repair = None
+    if not result.ok:  # one repair in its conversation, told the error and the hint
+        told = _feedback(ctx, result, visible)
+        messages = messages + [
+            {"role": "assistant", "content": f"```sql\n{first}\n```"},
+            {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"),
+                                               sql=first, error=told)}]
+        second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+        repair = {"first_sql": first, "first_error": result.error}
+        sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
+                                                  ctx.execute)
     taken = bool(result.ok)
     record = GlobalWriterSQL(
         sql=sql, tables=list(shared), executes=taken, taken=taken,
         agents_sql=data["sql"], agents_error=None if agents.ok else agents.error,
-        **(rewritten or {}))
+        **(repair or {}), **(rewritten or {}))
     if taken:
         data.update(sql=sql, sql_by=None, sql_runs=True, global_writer=True)
         data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, on SQL that "
                                f"fails; the global writer's SQL runs and is the answer")
     else:
         data["global_writer"] = False
+        ctx.execute(data["sql"])  # the step ends on the SQL the run keeps
         ctx.note(f"the global writer's SQL fails too ({result.error}): the agents' SQL stays")
     ctx.set_output(record, sql=data["sql"])
     return None
+
+
+def _feedback(ctx: StepContext, result, visible) -> str:
+    """The error as the writer reads it, with a hint built from the global schema only (never
+    a table the agents did not share)."""
+    hint = hint_with_rewrite(ctx.db, result.error, result.sql, visible,
+                             timeout=ctx.limits.timeout)
+    return dataclasses.replace(result, hint=hint).feedback()

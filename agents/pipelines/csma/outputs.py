@@ -153,6 +153,8 @@ class GlobalWriterSQL(Output):
     taken: bool | None = None
     agents_sql: str | None = None     # the SQL the rounds ended on
     agents_error: str | None = None   # its error
+    first_sql: str | None = None      # the writer's first SQL, when a repair wrote ``sql``
+    first_error: str | None = None    # the error it was repaired from
     written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
     written_error: str | None = None
     rewrite: str | None = None
@@ -160,6 +162,8 @@ class GlobalWriterSQL(Output):
     def text_lines(self) -> list[str]:
         lines = [f"  from the global schema: {short(self.tables)}",
                  f"  the agents' SQL failed{_error(self.agents_error)}"]
+        if self.first_sql:
+            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired")
         if self.rewrite:
             lines.append(f"  its SQL failed{_error(self.written_error)} and was rewritten: "
                          f"{self.rewrite}")
