@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, loaded by path too
 
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402

@@ -292,6 +292,14 @@ BENCHMARKS = [
               "recorded CSMA runs that stopped at max_rounds on SQL that fails, resumed with "
               "rounds past it: EX before and after, rounds added", "the embedded model and "
               "the Spider dataset", "about 10 minutes", False, _model_and_spider_ready),
+    Benchmark("csma-global-writer", ["bench/csma_global_writer.py", "--results",
+                                     "bench/results/seed8-csma-fresh", "--data", str(SPIDER),
+                                     "--param", "global_writer=true", "--out",
+                                     "bench/runs/global-writer-repair-seed8-csma.json"],
+              "recorded CSMA runs that stopped at max_rounds on SQL that fails, resumed after "
+              "their last round with the global writer: EX before and after, whether its SQL "
+              "was taken", "the embedded model and the Spider dataset", "about 5 minutes",
+              False, _model_and_spider_ready),
     Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
                                      "bench/results/seed7-csma-agreement", "--data",
                                      str(SPIDER), "--with-rewrites", "--param",

@@ -65,13 +65,15 @@ def sql_block(sql: str) -> str:
 
 
 def run_csma(db, llm, question=QUESTION, variant="paper", check_method="verdict",
-             name_rewrite=False, rounds_while_failing=0, **params):
+             name_rewrite=False, rounds_while_failing=0, global_writer=False, **params):
     """A CSMA run to its end; the paper's prompts and check, failing SQL left as written, no
-    round past ``max_rounds``, unless ``variant``, ``check_method``, ``name_rewrite`` and
-    ``rounds_while_failing`` say otherwise (None: the pipeline's default)."""
+    round past ``max_rounds`` and no global writer, unless ``variant``, ``check_method``,
+    ``name_rewrite``, ``rounds_while_failing`` and ``global_writer`` say otherwise (None: the
+    pipeline's default)."""
     for name, value in (("variant", variant), ("check_method", check_method),
                         ("name_rewrite", name_rewrite),
-                        ("rounds_while_failing", rounds_while_failing)):
+                        ("rounds_while_failing", rounds_while_failing),
+                        ("global_writer", global_writer)):
         if value is not None:
             params[name] = value
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params))
@@ -1203,3 +1205,78 @@ def test_sql_that_runs_at_max_rounds_stops_the_run_there(fleet, llm, scripted_ll
 def test_rounds_while_failing_is_off_by_default_as_the_round_limit_was():
     assert PIPELINE.resolve_params({})["rounds_while_failing"] == 0
     assert PIPELINE.resolve_recorded({"check_method": "agreement"})["rounds_while_failing"] == 0
+
+
+# -- the global writer: the rounds ended on SQL that fails (global_writer) ---------------------
+
+def test_the_global_writer_writes_afresh_from_the_global_schema_when_the_rounds_end_failing(
+        fleet, llm, scripted_llm):
+    # agent 1 owns harbors and vessels; it publishes vessels only, then writes failing SQL
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT hull_name FROM vessels WHERE tonnage > 1000"))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
+    assert run.status == "done", run.error
+    assert steps_of(run) == ["partition", "extract:1", "generate:1", "global_writer"]
+    assert any("a writer starts afresh from the global schema" in n for n in run.events[2].notes)
+    step = run.events[-1]
+    assert step.kind == "global_writer_sql" and step.parsed["taken"] is True
+    assert step.parsed["tables"] == ["vessels"] and step.parsed["agents_sql"] == FAILING_SQL
+    assert "no such column: cargo" in step.parsed["agents_error"]
+    assert run.final_sql == "SELECT hull_name FROM vessels WHERE tonnage > 1000"
+    assert step.data["stop_reason"].endswith("the global writer's SQL runs and is the answer")
+    # the single prompt, over the shared tables only: never a table no agent published
+    prompt = scripted_llm.requests[-1]["messages"][0]["content"]
+    assert "CREATE TABLE vessels" in prompt and QUESTION in prompt
+    assert "harbors" not in prompt and "voyages" not in prompt and "crew_members" not in prompt
+    assert FAILING_SQL not in prompt  # nothing of the failing SQL to copy
+    assert scripted_llm.remaining == 0
+
+
+def test_the_global_writers_failing_sql_is_repaired_once_with_a_hint_from_the_global_schema(
+        fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT tons FROM vessels"),           # fails: no such column
+                      sql_block("SELECT tonnage FROM vessels"))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
+    step = run.events[-1]
+    assert step.step == "global_writer" and step.parsed["taken"] is True
+    assert step.parsed["first_sql"] == "SELECT tons FROM vessels"
+    assert "no such column: tons" in step.parsed["first_error"]
+    assert run.final_sql == "SELECT tonnage FROM vessels"
+    repair = scripted_llm.requests[-1]["messages"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    assert "SELECT tons FROM vessels" in repair[2]["content"]
+    assert "no such column: tons" in repair[2]["content"]
+    assert "crew_members" not in repair[2]["content"] and "harbors" not in repair[2]["content"]
+    assert scripted_llm.remaining == 0
+
+
+def test_when_the_global_writer_fails_too_the_agents_sql_stays(fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT tons FROM vessels"), sql_block("SELECT weight FROM vessels"))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
+    assert run.status == "done", run.error
+    step = run.events[-1]
+    assert step.step == "global_writer" and step.parsed["taken"] is False
+    assert step.parsed["sql"] == "SELECT weight FROM vessels"
+    assert run.final_sql == FAILING_SQL and step.sql == FAILING_SQL
+    assert any("the agents' SQL stays" in n for n in step.notes)
+    assert "it fails too: the agents' SQL stays" in "\n".join(
+        step.output.text_lines())
+    assert scripted_llm.remaining == 0
+
+
+def test_the_global_writer_is_not_asked_when_the_last_sql_runs_or_the_option_is_off(
+        fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels", "voyages"), sql_block(GOOD_SQL))
+    runs = run_agreement(fleet, llm, max_rounds=1, global_writer=True)
+    assert steps_of(runs) == ["partition", "extract:1", "generate:1"]
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL))
+    off = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=False)
+    assert steps_of(off)[-1] == "generate:1" and off.final_sql == FAILING_SQL
+    assert scripted_llm.remaining == 0
+
+
+def test_the_global_writer_is_on_by_default_and_recorded_runs_keep_it_off():
+    assert PIPELINE.resolve_params({})["global_writer"] is True
+    assert PIPELINE.resolve_recorded({"check_method": "agreement"})["global_writer"] is False

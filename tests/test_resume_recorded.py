@@ -570,14 +570,15 @@ def test_a_csma_run_whose_checks_saw_only_failing_sql_is_not_resumed(csma_checks
 
 
 def csma_misspelt_and_other(db_path, llm, scripted_llm, other_sql: str):
-    """Two CSMA runs of one round each, failing SQL left as written: the first ends on a
+    """Two CSMA runs of one round each, failing SQL left as written (no global writer): the
+    first ends on a
     misspelt column (``na_me``), the second on ``other_sql``; with the first's results record."""
     from agents.pipelines.csma import PIPELINE as CSMA
     misspelt = "SELECT na_me FROM singer WHERE country = 'France'"
     tables = json.dumps({"tables": ["singer"]})
     scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{other_sql}\n```")
     with open_database(db_path) as db:
-        before = {"max_rounds": 1, "name_rewrite": False}
+        before = {"max_rounds": 1, "name_rewrite": False, "global_writer": False}
         first = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
         second = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
     assert first.final_sql == misspelt and second.final_sql == other_sql
@@ -681,4 +682,31 @@ def test_a_csma_run_that_stopped_on_failing_sql_is_resumed_at_its_last_generatio
     assert row["generation_sql"] == misspelt and row["rounds_added"] == 1
     assert row["stop_reason"] == ("reached max_rounds (1) and 1 more round(s), after which its "
                                   "SQL runs")
+    assert scripted_llm.remaining == 0
+
+
+@pytest.fixture
+def csma_global_writer(monkeypatch):
+    return bench_script(monkeypatch, "csma_global_writer")
+
+
+def test_a_csma_run_that_stopped_on_failing_sql_is_resumed_after_it_with_the_global_writer(
+        db_path, llm, scripted_llm, csma_global_writer):
+    """Recorded without the global writer: agent 1's SQL fails and the run stops at
+    max_rounds. Resumed after its last step, which the option routes on to the global writer,
+    no recorded step is asked again: the writer's one call writes SQL that runs. A run that
+    stopped on SQL that runs is not resumed."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+    recorded, runs, record = csma_misspelt_and_other(db_path, llm, scripted_llm,
+                                                     "SELECT name FROM singer")
+    assert csma_global_writer.after_failing_end(runs) is None
+    scripted_llm.push(f"```sql\n{GOLD}\n```")
+    row = resume_record(record, CSMA, csma_global_writer.after_failing_end,
+                        csma_global_writer.written, db_path, {"global_writer": True},
+                        DatabasePool(), llm, EvalOptions())
+    assert row["resumed"] and row["from_step"] is None and row["calls"] == 1
+    assert row["steps"] == ["global_writer"]
+    assert (row["before"], row["after"]) == (False, True) and row["sql_after"] == GOLD
+    assert row["taken"] is True and row["writer_sql"] == GOLD
+    assert row["writer_tables"] == ["singer"]
     assert scripted_llm.remaining == 0

@@ -1,11 +1,12 @@
 """Views of CSMA's output kinds: who owns which tables, and each round's extraction, check and
-SQL of one agent."""
+SQL of one agent, and the global writer after rounds that ended on failing SQL."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from agents.pipelines.csma.outputs import AgentSQL, SchemaExtraction, SchemaPartition, SQLCheck
+from agents.pipelines.csma.outputs import (AgentSQL, GlobalWriterSQL, SchemaExtraction,
+                                          SchemaPartition, SQLCheck)
 from agents.sqltext import format_sql
 
 from . import view
@@ -145,4 +146,27 @@ def render_agent_sql(step: AgentSQL) -> None:
     if step.rewrite and step.written_sql:
         rewritten_note("The SQL as the model wrote it", step.written_sql, step.written_error,
                        step.rewrite)
+    st.code(format_sql(step.sql), language="sql", wrap_lines=True)
+
+
+@view(GlobalWriterSQL.kind)
+def render_global_writer(step: GlobalWriterSQL) -> None:
+    """The rounds ended on SQL that fails: one writer wrote afresh from the global schema; its
+    SQL is the answer when it runs."""
+    failed = f" ({text(step.agents_error)})" if step.agents_error else ""
+    st.markdown(f"The rounds ended on SQL that fails{failed}. A writer reads the global schema "
+                f"({names(step.tables)}), what the agents shared, and writes the SQL afresh "
+                "with the single prompt.")
+    with st.expander("The agents' SQL"):
+        st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
+    if step.first_sql:
+        st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
+                    "repaired once, told the error.")
+        with st.expander("Its first SQL"):
+            st.code(format_sql(step.first_sql), language="sql", wrap_lines=True)
+    if step.rewrite and step.written_sql:
+        rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
+                       step.rewrite)
+    st.markdown(badge("its SQL runs: it is the answer", "green") if step.taken
+                else badge("its SQL fails too: the agents' SQL stays", "orange"))
     st.code(format_sql(step.sql), language="sql", wrap_lines=True)
