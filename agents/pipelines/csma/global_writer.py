@@ -51,8 +51,7 @@ def write(ctx: StepContext) -> None:
     data = ctx.data
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
     visible = ops.restrict(ctx.schema, shared)
-    ctx.set_inputs(tables=list(shared), agents_sql=data.get("sql"),
-                   name_rewrite=rewrites_names(ctx))
+    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx))
     agents = ctx.db.execute(data["sql"], timeout=ctx.limits.timeout, max_rows=1)
     messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
                                    schema=ddl_with_examples(visible),
