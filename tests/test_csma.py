@@ -1234,20 +1234,73 @@ def test_the_global_writer_writes_afresh_from_the_global_schema_when_the_rounds_
 
 def test_the_global_writers_failing_sql_is_repaired_once_with_a_hint_from_the_global_schema(
         fleet, llm, scripted_llm):
+    # cargo_kind is a column of voyages, which no agent shared: the whole schema's hint would
+    # name it, the global schema's names vessels' own columns only
     scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
-                      sql_block("SELECT tons FROM vessels"),           # fails: no such column
+                      sql_block("SELECT cargo_kind FROM vessels"),
                       sql_block("SELECT tonnage FROM vessels"))
     run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
     step = run.events[-1]
     assert step.step == "global_writer" and step.parsed["taken"] is True
-    assert step.parsed["first_sql"] == "SELECT tons FROM vessels"
-    assert "no such column: tons" in step.parsed["first_error"]
+    assert step.parsed["first_sql"] == "SELECT cargo_kind FROM vessels"
+    assert "no such column: cargo_kind" in step.parsed["first_error"]
     assert run.final_sql == "SELECT tonnage FROM vessels"
     repair = scripted_llm.requests[-1]["messages"]
     assert [m["role"] for m in repair] == ["user", "assistant", "user"]
-    assert "SELECT tons FROM vessels" in repair[2]["content"]
-    assert "no such column: tons" in repair[2]["content"]
-    assert "crew_members" not in repair[2]["content"] and "harbors" not in repair[2]["content"]
+    told = repair[2]["content"]
+    assert "SELECT cargo_kind FROM vessels" in told and "no such column: cargo_kind" in told
+    assert "Hint:" in told and "tonnage" in told
+    assert "voyages" not in told and "crew_members" not in told and "harbors" not in told
+    assert scripted_llm.remaining == 0
+    # with hints off (the evaluation's --no-error-hints) the writer is told the error alone
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT cargo_kind FROM vessels"),
+                      sql_block("SELECT tonnage FROM vessels"))
+    run_to_end(start_run(PIPELINE, QUESTION, fleet, llm, limits=ExecLimits(hints=False), params={
+        "partition": AGREEMENT_PARTITION, "max_rounds": 1, "name_rewrite": False}))
+    told = scripted_llm.requests[-1]["messages"][2]["content"]
+    assert "no such column: cargo_kind" in told and "Hint:" not in told
+
+
+def test_the_global_writers_sql_gets_the_name_rewrite_within_the_global_schema(
+        fleet, llm, scripted_llm):
+    # the defaults: name_rewrite on; one clear change within vessels makes the writer's SQL run
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT hullname FROM vessels WHERE tonnage > 1000"))
+    run = run_agreement(fleet, llm, max_rounds=1, global_writer=None)
+    step = run.events[-1]
+    assert step.step == "global_writer" and step.parsed["taken"] is True
+    assert step.parsed["written_sql"] == "SELECT hullname FROM vessels WHERE tonnage > 1000"
+    assert "hullname written hull_name" in step.parsed["rewrite"]
+    assert run.final_sql == "SELECT hull_name FROM vessels WHERE tonnage > 1000"
+    assert scripted_llm.remaining == 0
+
+
+def test_a_global_writer_answer_without_sql_keeps_the_agents_sql_and_the_run_done(
+        fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      "I cannot tell.", "Still no query.")
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
+    assert run.status == "done", run.error
+    step = run.events[-1]
+    assert step.step == "global_writer" and step.status == "ok"
+    assert step.parsed["taken"] is False and step.parsed["sql"] == ""
+    assert run.final_sql == FAILING_SQL
+    assert any(n.startswith("the global writer wrote no SQL") for n in step.notes)
+    assert "it wrote no SQL" in "\n".join(step.output.text_lines())
+    assert scripted_llm.remaining == 0
+
+
+def test_resumed_at_the_global_writer_with_the_option_off_it_does_nothing(
+        fleet, llm, scripted_llm):
+    scripted_llm.push(tables_answer("vessels"), sql_block(FAILING_SQL),
+                      sql_block("SELECT hull_name FROM vessels"))
+    run = run_agreement(fleet, llm, max_rounds=1, name_rewrite=False, global_writer=True)
+    index = steps_of(run).index("global_writer")
+    again = run_to_end(resume_run(PIPELINE, run, index, fleet, llm,
+                                  params={**run.params, "global_writer": False}))
+    assert again.events[-1].step == "global_writer" and again.events[-1].status == "skipped"
+    assert again.final_sql == FAILING_SQL
     assert scripted_llm.remaining == 0
 
 
@@ -1261,8 +1314,10 @@ def test_when_the_global_writer_fails_too_the_agents_sql_stays(fleet, llm, scrip
     assert step.parsed["sql"] == "SELECT weight FROM vessels"
     assert run.final_sql == FAILING_SQL and step.sql == FAILING_SQL
     assert any("the agents' SQL stays" in n for n in step.notes)
-    assert "it fails too: the agents' SQL stays" in "\n".join(
-        step.output.text_lines())
+    told = "\n".join(step.output.text_lines())
+    assert "it fails too:" in told and told.endswith(
+        "the run keeps the agents' SQL:\n    SELECT cargo\n    FROM vessels\n"
+        "    WHERE hull_name = 'Aurora'")
     assert scripted_llm.remaining == 0
 
 

@@ -100,6 +100,20 @@ def script_csma_rewrite(server) -> None:
     )
 
 
+CSMA_FAILING = "SELECT p.name, AVG(p.stars) FROM products AS p GROUP BY p.name"
+
+
+def script_csma_global_writer(server, *, repaired: str = CSMA_SQL) -> None:
+    """One round (``max_rounds=1``) ending on SQL that fails; the global writer's first SQL
+    fails too and its repair writes ``repaired``."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FAILING}\n```",                                         # 1 writes
+        "```sql\nSELECT stars FROM reviews\n```",                               # the writer
+        f"```sql\n{repaired}\n```",                                            # its repair
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -269,6 +283,12 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                 params={"check_method": "agreement"}),
             "csma_rewrite": run_events("csma", CSMA_QUESTION, script_csma_rewrite, shop, llm,
                                        server),  # the defaults rewrite
+            "csma_global_writer": run_events("csma", CSMA_QUESTION, script_csma_global_writer,
+                                             shop, llm, server, params={"max_rounds": 1}),
+            "csma_global_writer_kept": run_events(
+                "csma", CSMA_QUESTION,
+                lambda server: script_csma_global_writer(server, repaired="SELECT stars FROM p"),
+                shop, llm, server, params={"max_rounds": 1}),
             "r3": run_events("r3", R3_QUESTION, script_r3, shop, llm, server,
                              params={"k": 0, "n_reviewers": 2}),
             "deasql": run_events("deasql", DEA_QUESTION, script_deasql, shop, llm, server,
@@ -430,6 +450,27 @@ def test_csma_trace_shows_the_sql_as_written_and_the_change_that_made_it_run(tra
             "column: p.rating)") in checked
     assert "p.rating written r.rating" in checked
     assert ":red-badge[different result: its own SQL is the new SQL]" in checked
+
+
+def test_csma_trace_shows_the_global_writer_its_repair_and_the_sql_the_run_keeps(traces):
+    at = draw(traces["csma_global_writer"])
+    writer = at.status[-1]
+    assert writer.label.startswith("4. Global writer: Write the SQL afresh from the global schema")
+    said = texts(writer)
+    assert "The rounds ended on SQL that fails (no such column: p.stars)" in said
+    assert "global schema (`products`), what the agents shared" in said
+    assert "Its first SQL failed (no such column: stars) and was repaired once" in said
+    assert ":green-badge[its SQL runs: it is the answer]" in said
+    assert codes(writer)[-1] == ("sql", format_sql(CSMA_SQL))
+    assert [e.label for e in writer.expander][:2] == ["The agents' SQL", "Its first SQL"]
+
+    kept = draw(traces["csma_global_writer_kept"]).status[-1]
+    said = texts(kept)
+    assert ":orange-badge[its SQL fails too]" in said
+    assert "**The run keeps the agents' SQL:**" in said
+    assert [sql for _, sql in codes(kept)][-2:] == [format_sql("SELECT stars FROM p"),
+                                                    format_sql(CSMA_FAILING)]
+    assert "Execution error" not in said  # its error is said once, in the first line
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

@@ -157,8 +157,9 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
     st.markdown(f"The rounds ended on SQL that fails{failed}. A writer reads the global schema "
                 f"({names(step.tables)}), what the agents shared, and writes the SQL afresh "
                 "with the single prompt.")
-    with st.expander("The agents' SQL"):
-        st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
+    if step.taken:
+        with st.expander("The agents' SQL"):
+            st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
     if step.first_sql:
         st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
                     "repaired once, told the error.")
@@ -167,6 +168,14 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
     if step.rewrite and step.written_sql:
         rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
                        step.rewrite)
-    st.markdown(badge("its SQL runs: it is the answer", "green") if step.taken
-                else badge("its SQL fails too: the agents' SQL stays", "orange"))
-    st.code(format_sql(step.sql), language="sql", wrap_lines=True)
+    if step.taken:
+        st.markdown(badge("its SQL runs: it is the answer", "green"))
+        st.code(format_sql(step.sql), language="sql", wrap_lines=True)
+        return
+    if step.sql:
+        st.markdown(badge("its SQL fails too", "orange"))
+        st.code(format_sql(step.sql), language="sql", wrap_lines=True)
+    else:
+        st.markdown(badge("it wrote no SQL", "orange"))
+    st.markdown("**The run keeps the agents' SQL:**")
+    st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)

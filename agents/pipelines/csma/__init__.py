@@ -141,7 +141,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
-from .. import final_check
+from .. import baseline, final_check
 from ..common import macsql_schema
 from . import global_writer, steps
 from .steps import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
@@ -249,8 +249,12 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
 
     # An agent's prompt shows its known schema (never more than what retrieval kept) with
     # ~300 tokens of instructions, the last SQL and a preview of its result.
-    retrieval = RetrievalSpec(forms=lambda params: [lambda schema: "\n".join(
-        macsql_schema(schema))], reserve=1200)
+    # The global writer's prompt shows the global schema as baseline's DDL, and its repair
+    # repeats its SQL with the error.
+    retrieval = RetrievalSpec(forms=lambda params: [
+        lambda schema: "\n".join(macsql_schema(schema)),
+        *([lambda schema: baseline.schema_text(schema, "ddl")]
+          if params.get(global_writer.PARAM) else [])], reserve=1200)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -10,10 +10,11 @@ of all agents' extractions, so a writer that reads it whole, with the studio's s
 without the failing SQL to copy, starts from a larger view than any agent had. It sees nothing
 private: only what the agents already shared.
 
-When its SQL fails, it is repaired once in its own conversation, told the error and a hint
-built from the global schema (the repair ``selection``'s candidates get). Its SQL becomes the
-run's SQL only when it runs (after the same name rewrite the agents get, within the global
-schema); otherwise the agents' SQL stays. SQL that fails is never a right
+Each SQL it writes gets the name rewrite the agents get, within the global schema; when it
+still fails, the writer repairs it once in its own conversation, told the error and a hint
+built from the global schema (the same repair ``selection``'s candidates get). Its SQL becomes
+the run's SQL only when it runs; otherwise -- or when its answer holds no SQL -- the agents'
+SQL stays. SQL that fails is never a right
 answer, so the step can gain answers and cannot lose one. It makes one model call (two with the repair),
 and only in runs that would otherwise end on SQL that fails.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...engine import StepContext
+from ...engine import StepContext, StepError
 from ...name_rewrite import hint_with_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
@@ -48,6 +49,10 @@ def wanted(ctx: StepContext) -> bool:
 def write(ctx: StepContext) -> None:
     from .steps import question_text, rewrites_names, runnable_version  # steps imports this
 
+    if not wanted(ctx):  # resumed here with the option off, or with SQL that runs
+        ctx.skip("nothing to do: the option is off, or the run's SQL runs" if ctx.data.get("sql")
+                 else "nothing to do: the run has no SQL")
+        return None
     data = ctx.data
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
     visible = ops.restrict(ctx.schema, shared)
@@ -56,19 +61,29 @@ def write(ctx: StepContext) -> None:
     messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
                                    schema=ddl_with_examples(visible),
                                    question=question_text(ctx)))
-    first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-    sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
     repair = None
-    if not result.ok:  # one repair in its conversation, told the error and the hint
-        told = _feedback(ctx, result, visible)
-        messages = messages + [
-            {"role": "assistant", "content": f"```sql\n{first}\n```"},
-            {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"),
-                                               sql=first, error=told)}]
-        second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-        repair = {"first_sql": first, "first_error": result.error}
-        sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
-                                                  ctx.execute)
+    try:
+        first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+        sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
+        if not result.ok:  # one repair in its conversation, told the error (and the hint)
+            messages = messages + [
+                {"role": "assistant", "content": f"```sql\n{first}\n```"},
+                {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"),
+                                                   sql=first, error=_feedback(ctx, result,
+                                                                              visible))}]
+            second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+            repair = {"first_sql": first, "first_error": result.error}
+            sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
+                                                      ctx.execute)
+    except StepError as exc:  # no SQL in its answer, or a prompt over the context
+        data["global_writer"] = False
+        ctx.execute(data["sql"])  # the step ends on the SQL the run keeps
+        ctx.note(f"the global writer wrote no SQL ({exc}): the agents' SQL stays")
+        ctx.set_output(GlobalWriterSQL(sql="", tables=list(shared), executes=False,
+                                       taken=False, agents_sql=data["sql"],
+                                       agents_error=None if agents.ok else agents.error,
+                                       **(repair or {})), sql=data["sql"])
+        return None
     taken = bool(result.ok)
     record = GlobalWriterSQL(
         sql=sql, tables=list(shared), executes=taken, taken=taken,
@@ -88,7 +103,7 @@ def write(ctx: StepContext) -> None:
 
 def _feedback(ctx: StepContext, result, visible) -> str:
     """The error as the writer reads it, with a hint built from the global schema only (never
-    a table the agents did not share)."""
-    hint = hint_with_rewrite(ctx.db, result.error, result.sql, visible,
-                             timeout=ctx.limits.timeout)
+    a table the agents did not share), unless hints are off."""
+    hint = (hint_with_rewrite(ctx.db, result.error, result.sql, visible,
+                              timeout=ctx.limits.timeout) if ctx.limits.hints else None)
     return dataclasses.replace(result, hint=hint).feedback()

@@ -167,6 +167,15 @@ class GlobalWriterSQL(Output):
         if self.rewrite:
             lines.append(f"  its SQL failed{_error(self.written_error)} and was rewritten: "
                          f"{self.rewrite}")
-        lines.append("  it runs: it is the answer" if self.taken
-                     else "  it fails too: the agents' SQL stays")
-        return lines + ["  SQL:", indent(format_sql(self.sql), 4)]
+        if self.taken:
+            return lines + ["  it runs: it is the answer", "  SQL:", indent(format_sql(self.sql), 4)]
+        if self.sql:
+            lines += ["  it fails too:", indent(format_sql(self.sql), 4)]
+        else:
+            lines.append("  it wrote no SQL")
+        return lines + ["  the run keeps the agents' SQL:",
+                        indent(format_sql(self.agents_sql or ""), 4)]
+
+    def executed_label(self) -> str:
+        # the step executed the SQL the run keeps: the writer's, or the agents' when it failed
+        return "Executed" if self.taken else "The agents' SQL, which the run keeps, executed"
