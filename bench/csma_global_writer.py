@@ -41,16 +41,44 @@ def after_failing_end(run: Run) -> int | None:
     return len(run.events)
 
 
+def after_max_rounds(run: Run) -> int | None:
+    """The index after the last round of a run that stopped at ``max_rounds`` (on SQL that
+    fails or on SQL that runs, unchecked), that round's generation then routed on to the global
+    writer; a Final check recorded after it is left out, to run again after the writer. Else
+    None. The options passed decide whether the writer acts on each kind of ending."""
+    if run.status != "done" or not run.events:
+        return None
+    if run.events[-1].step == "final_check":
+        ending = run.events[-2] if len(run.events) > 1 else None
+        if ending is None or not ending.step.startswith("generate:"):
+            return None
+        run.events.pop()
+    last = run.events[-1]
+    stop = str((last.data or {}).get("stop_reason") or "")
+    if not last.step.startswith("generate:") or last.status != "ok" \
+            or not stop.startswith("reached max_rounds"):
+        return None
+    last.next_step = STEP
+    return len(run.events)
+
+
 def written(run: Run, index: int) -> dict:
     """What the global writer did: its SQL, whether it ran and became the answer."""
     step = next((e for e in run.events[index:] if e.step == STEP), None)
     parsed = step.parsed if step is not None and isinstance(step.parsed, dict) else {}
     return {"writer_sql": parsed.get("sql"), "taken": parsed.get("taken"),
-            "writer_tables": parsed.get("tables"), "writer_rewrite": parsed.get("rewrite")}
+            "writer_tables": parsed.get("tables"), "writer_rewrite": parsed.get("rewrite"),
+            "mode": parsed.get("mode"), "agreed_sql": parsed.get("agreed_sql"),
+            "agrees_with_last": parsed.get("agrees_with_last")}
 
 
 def main(argv: list[str] | None = None) -> int:
-    return resume_main(argv, PIPELINE, after_failing_end, written, __doc__.split("\n\n")[0])
+    argv = list(sys.argv[1:] if argv is None else argv)
+    find = after_failing_end
+    if "--unchecked-too" in argv:  # the runs that ended on SQL that runs, for global_check
+        argv.remove("--unchecked-too")
+        find = after_max_rounds
+    return resume_main(argv, PIPELINE, find, written, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -1335,3 +1335,51 @@ def test_the_global_writer_is_not_asked_when_the_last_sql_runs_or_the_option_is_
 def test_the_global_writer_is_on_by_default_and_recorded_runs_keep_it_off():
     assert PIPELINE.resolve_params({})["global_writer"] is True
     assert PIPELINE.resolve_recorded({"check_method": "agreement"})["global_writer"] is False
+
+
+# -- the global writer's check of an unchecked ending (global_check) ---------------------------
+
+ALL_HULLS = "SELECT hull_name FROM vessels"
+HEAVY_HULLS = "SELECT hull_name FROM vessels WHERE tonnage > 1000"
+
+
+def push_unchecked_ending(scripted_llm, writer_sql: str) -> None:
+    """Agent 1 writes ALL_HULLS; agent 2's own SQL (HEAVY_HULLS) returns another result and is
+    the new SQL; the run stops at max_rounds=2 with it unchecked; then the global writer."""
+    scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),
+                      tables_answer("vessels", "voyages"), sql_block(HEAVY_HULLS),
+                      sql_block(writer_sql))
+
+
+def test_an_unchecked_ending_takes_the_agents_sql_whose_result_the_global_writer_shares(
+        fleet, llm, scripted_llm):
+    push_unchecked_ending(scripted_llm, "SELECT v.hull_name FROM vessels AS v ORDER BY v.vessel_id")
+    run = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert run.status == "done", run.error
+    assert steps_of(run)[-2:] == ["generate:2", "global_writer"]
+    step = run.events[-1]
+    assert step.parsed["mode"] == "check" and step.parsed["agreed_sql"] == ALL_HULLS
+    assert step.parsed["agrees_with_last"] is False and step.parsed["agents_sql"] == HEAVY_HULLS
+    assert run.final_sql == ALL_HULLS
+    assert "an earlier SQL of the agents, which is the answer" in step.data["stop_reason"]
+    assert "the same result as an earlier SQL of the agents" in "\n".join(
+        step.output.text_lines())
+    assert scripted_llm.remaining == 0
+
+
+def test_an_unchecked_ending_the_global_writer_agrees_with_or_matches_nothing_stays(
+        fleet, llm, scripted_llm):
+    push_unchecked_ending(scripted_llm, "SELECT hull_name FROM vessels WHERE tonnage >= 1200")
+    same = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert same.final_sql == HEAVY_HULLS and same.events[-1].parsed["agrees_with_last"] is True
+    push_unchecked_ending(scripted_llm, "SELECT harbor_title FROM harbors")
+    other = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert other.final_sql == HEAVY_HULLS and other.events[-1].parsed.get("agreed_sql") is None
+    assert any(n.startswith("the global writer's result is that of no SQL the agents wrote")
+               for n in other.events[-1].notes)
+    # off (the default), the run ends where the rounds did, with no writer
+    scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),
+                      tables_answer("vessels", "voyages"), sql_block(HEAVY_HULLS))
+    plain = run_agreement(fleet, llm, max_rounds=2)
+    assert steps_of(plain)[-1] == "generate:2" and plain.final_sql == HEAVY_HULLS
+    assert scripted_llm.remaining == 0

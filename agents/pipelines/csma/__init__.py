@@ -186,6 +186,10 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   "error; its SQL is the answer when it runs, else the agents' SQL stays (not "
                   "in the paper; the default: more answers right on all three benchmark "
                   "samples, none lost); off: the run ends on the failing SQL, as in the paper"),
+        ParamSpec(global_writer.CHECK_PARAM, False, "when the rounds end on SQL that runs "
+                  "but that no check agreed with, the global writer writes its SQL too and "
+                  "the latest SQL of the agents that returns the same result is the answer; "
+                  "with none, the last SQL stays (not in the paper)"),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),

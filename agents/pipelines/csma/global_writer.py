@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...candidates import Candidate, results_equal
 from ...engine import StepContext, StepError
 from ...name_rewrite import hint_with_rewrite
 from ...parsing import extract_sql
 from ...prompts import load, render
+from ...sqltext import same_sql
 from ..baseline import HERE as BASELINE_PROMPTS, ddl_with_examples
 from ..common import user_message
 from ..r3.steps import HERE as R3_PROMPTS
@@ -34,61 +36,51 @@ from . import schema_ops as ops
 from .outputs import GlobalWriterSQL
 
 PARAM = "global_writer"
+CHECK_PARAM = "global_check"
 STEP = "global_writer"
 MAX_TOKENS = 500
 
 
 def wanted(ctx: StepContext) -> bool:
-    """Whether the run, about to end on its last SQL, goes on to the global writer: the option
-    is on, the SQL failed to execute when it was written, and the global schema holds a table."""
+    """Whether the run, about to end at ``max_rounds`` on its last SQL, goes on to the global
+    writer: the global schema holds a table, and either the SQL failed to execute when it was
+    written (``global_writer``) or it runs but no check agreed with it (``global_check``)."""
     data = ctx.data
-    return bool(ctx.params.get(PARAM) and data.get("sql") and data.get("sql_runs") is False
-                and data.get("global"))
+    if not (data.get("sql") and data.get("global")):
+        return False
+    if data.get("sql_runs") is False:
+        return bool(ctx.params.get(PARAM))
+    return bool(ctx.params.get(CHECK_PARAM))
 
 
 def write(ctx: StepContext) -> None:
-    from .steps import question_text, rewrites_names, runnable_version  # steps imports this
-
-    if not wanted(ctx):  # resumed here with the option off, or with SQL that runs
-        ctx.skip("nothing to do: the option is off, or the run's SQL runs" if ctx.data.get("sql")
-                 else "nothing to do: the run has no SQL")
+    if not wanted(ctx):  # resumed here with the options off, or on another kind of ending
+        ctx.skip("nothing to do: the options are off for this kind of ending"
+                 if ctx.data.get("sql") else "nothing to do: the run has no SQL")
         return None
     data = ctx.data
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
-    visible = ops.restrict(ctx.schema, shared)
-    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx))
+    checking = data.get("sql_runs") is not False
+    from .steps import rewrites_names  # steps imports this module
+    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx),
+                   mode="check" if checking else "rewrite")
     agents = ctx.db.execute(data["sql"], timeout=ctx.limits.timeout, max_rows=1)
-    messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
-                                   schema=ddl_with_examples(visible),
-                                   question=question_text(ctx)))
-    repair = None
+    base = {"tables": list(shared), "agents_sql": data["sql"],
+            "agents_error": None if agents.ok else agents.error,
+            "mode": "check" if checking else "rewrite"}
     try:
-        first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-        sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
-        if not result.ok:  # one repair in its conversation, told the error (and the hint)
-            messages = messages + [
-                {"role": "assistant", "content": f"```sql\n{first}\n```"},
-                {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"),
-                                                   sql=first, error=_feedback(ctx, result,
-                                                                              visible))}]
-            second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-            repair = {"first_sql": first, "first_error": result.error}
-            sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
-                                                      ctx.execute)
+        sql, result, extra = _written(ctx, shared)
     except StepError as exc:  # no SQL in its answer, or a prompt over the context
         data["global_writer"] = False
         ctx.execute(data["sql"])  # the step ends on the SQL the run keeps
         ctx.note(f"the global writer wrote no SQL ({exc}): the agents' SQL stays")
-        ctx.set_output(GlobalWriterSQL(sql="", tables=list(shared), executes=False,
-                                       taken=False, agents_sql=data["sql"],
-                                       agents_error=None if agents.ok else agents.error,
-                                       **(repair or {})), sql=data["sql"])
+        ctx.set_output(GlobalWriterSQL(sql="", executes=False, taken=False, **base),
+                       sql=data["sql"])
         return None
+    if checking:
+        return _check(ctx, sql, result, extra, base)
     taken = bool(result.ok)
-    record = GlobalWriterSQL(
-        sql=sql, tables=list(shared), executes=taken, taken=taken,
-        agents_sql=data["sql"], agents_error=None if agents.ok else agents.error,
-        **(repair or {}), **(rewritten or {}))
+    record = GlobalWriterSQL(sql=sql, executes=taken, taken=taken, **base, **extra)
     if taken:
         data.update(sql=sql, sql_by=None, sql_runs=True, global_writer=True)
         data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, on SQL that "
@@ -99,6 +91,94 @@ def write(ctx: StepContext) -> None:
         ctx.note(f"the global writer's SQL fails too ({result.error}): the agents' SQL stays")
     ctx.set_output(record, sql=data["sql"])
     return None
+
+
+def _written(ctx: StepContext, shared: ops.SchemaMap):
+    """``(sql, result, extra)``: the writer's SQL from the global schema, after the name
+    rewrite and, when it still fails, one repair; ``extra`` holds the output's fields for the
+    repair and the rewrite."""
+    from .steps import question_text, runnable_version  # steps imports this module
+
+    visible = ops.restrict(ctx.schema, shared)
+    messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
+                                   schema=ddl_with_examples(visible),
+                                   question=question_text(ctx)))
+    first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+    sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
+    repair = {}
+    if not result.ok:  # one repair in its conversation, told the error (and the hint)
+        messages = messages + [
+            {"role": "assistant", "content": f"```sql\n{first}\n```"},
+            {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"), sql=first,
+                                               error=_feedback(ctx, result, visible))}]
+        second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
+        repair = {"first_sql": first, "first_error": result.error}
+        sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
+                                                  ctx.execute)
+    return sql, result, {**repair, **(rewritten or {})}
+
+
+def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
+    """The rounds ended on SQL that runs but that no check agreed with: the writer's result is
+    compared with that of every SQL the agents wrote in the run, the last first. The latest one
+    returning the same result (the metric's equality; two results without rows say nothing) is
+    the answer; with none, the last SQL stays."""
+    data = ctx.data
+    agreed, runs = None, 0
+    if result.ok and result.rows:
+        for candidate in reversed(agents_sqls(data)):
+            ran = ctx.db.execute(candidate, timeout=ctx.limits.timeout,
+                                 max_rows=ctx.limits.max_rows)
+            runs += 1
+            if ran.ok and results_equal(Candidate.from_result("writer", sql, result),
+                                        Candidate.from_result("agents", candidate, ran)):
+                agreed = candidate
+                break
+    last = same_sql(agreed, data["sql"]) if agreed else False
+    record = GlobalWriterSQL(sql=sql, executes=bool(result.ok), taken=False,
+                             agreed_sql=agreed, agrees_with_last=last if agreed else None,
+                             compared=runs, **base, **extra)
+    if agreed and not last:
+        data.update(sql=agreed, sql_by=None, sql_runs=True, global_writer=True)
+        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
+                               "the global writer's result is that of an earlier SQL of the "
+                               "agents, which is the answer")
+    elif agreed:
+        data["global_writer"] = True
+        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
+                               "the global writer's result is the same: the SQL stays")
+    else:
+        data["global_writer"] = False
+        why = ("the global writer's result is that of no SQL the agents wrote"
+               if result.ok and result.rows else
+               "the global writer's SQL returns no rows, which says little"
+               if result.ok else f"the global writer's SQL fails ({result.error})")
+        ctx.note(f"{why}: the agents' last SQL stays")
+    ctx.execute(data["sql"])  # the step ends on the SQL the run keeps
+    ctx.set_output(record, sql=data["sql"])
+    return None
+
+
+def agents_sqls(data: dict) -> list[str]:
+    """Every distinct SQL the agents wrote in the run, in the order written: each round's SQL
+    and each agreement check's own SQL."""
+    seen: list[str] = []
+    for entry in _written_in_order(data):
+        if entry and isinstance(entry, str) and entry.strip() \
+                and not any(same_sql(entry, s) for s in seen):
+            seen.append(entry)
+    return seen
+
+
+def _written_in_order(data: dict) -> list:
+    out = []
+    for round_ in data.get("rounds") or []:
+        check = round_.get("check") or {}
+        out.append(check.get("own_sql"))
+        out.append(round_.get("sql"))
+    if data.get("sql"):
+        out.append(data["sql"])
+    return out
 
 
 def _feedback(ctx: StepContext, result, visible) -> str:

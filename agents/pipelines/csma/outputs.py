@@ -153,6 +153,10 @@ class GlobalWriterSQL(Output):
     taken: bool | None = None
     agents_sql: str | None = None     # the SQL the rounds ended on
     agents_error: str | None = None   # its error
+    mode: str | None = None           # "rewrite" (the SQL failed) or "check" (it ran unchecked)
+    agreed_sql: str | None = None     # check: the agents' SQL with the writer's result
+    agrees_with_last: bool | None = None  # check: that SQL is the one the rounds ended on
+    compared: int | None = None       # check: the agents' SQL run to compare
     first_sql: str | None = None      # the writer's first SQL, when a repair wrote ``sql``
     first_error: str | None = None    # the error it was repaired from
     written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
@@ -160,6 +164,8 @@ class GlobalWriterSQL(Output):
     rewrite: str | None = None
 
     def text_lines(self) -> list[str]:
+        if self.mode == "check":
+            return self._check_lines()
         lines = [f"  from the global schema: {short(self.tables)}",
                  f"  the agents' SQL failed{_error(self.agents_error)}"]
         if self.first_sql:
@@ -176,6 +182,23 @@ class GlobalWriterSQL(Output):
         return lines + ["  the run keeps the agents' SQL:",
                         indent(format_sql(self.agents_sql or ""), 4)]
 
+    def _check_lines(self) -> list[str]:
+        lines = [f"  from the global schema: {short(self.tables)}",
+                 "  the rounds ended on SQL that runs, unchecked: the writer's result is "
+                 "compared with the agents' SQL"]
+        if self.first_sql:
+            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired")
+        lines += ["  its SQL:", indent(format_sql(self.sql or ""), 4)]
+        if self.agreed_sql and self.agrees_with_last:
+            return lines + ["  the same result as the last SQL: it stays"]
+        if self.agreed_sql:
+            return lines + ["  the same result as an earlier SQL of the agents, the answer now:",
+                            indent(format_sql(self.agreed_sql), 4)]
+        return lines + ["  no SQL of the agents returns its result: the last SQL stays:",
+                        indent(format_sql(self.agents_sql or ""), 4)]
+
     def executed_label(self) -> str:
         # the step executed the SQL the run keeps: the writer's, or the agents' when it failed
+        if self.mode == "check":
+            return "The SQL the run keeps executed"
         return "Executed" if self.taken else "The agents' SQL, which the run keeps, executed"
