@@ -41,33 +41,35 @@ STEP = "global_writer"
 MAX_TOKENS = 500
 
 
-def wanted(ctx: StepContext) -> bool:
+def wanted(ctx: StepContext, failing: bool | None = None) -> bool:
     """Whether the run, about to end at ``max_rounds`` on its last SQL, goes on to the global
-    writer: the global schema holds a table, and either the SQL failed to execute when it was
-    written (``global_writer``) or it runs but no check agreed with it (``global_check``)."""
+    writer: the global schema holds a table, and either the SQL fails to execute
+    (``global_writer``) or it runs but no check agreed with it (``global_check``). ``failing``
+    defaults to what the last round recorded (``sql_runs``)."""
     data = ctx.data
     if not (data.get("sql") and data.get("global")):
         return False
-    if data.get("sql_runs") is False:
-        return bool(ctx.params.get(PARAM))
-    return bool(ctx.params.get(CHECK_PARAM))
+    if failing is None:
+        failing = data.get("sql_runs") is False
+    return bool(ctx.params.get(PARAM if failing else CHECK_PARAM))
 
 
 def write(ctx: StepContext) -> None:
-    if not wanted(ctx):  # resumed here with the options off, or on another kind of ending
-        ctx.skip("nothing to do: the options are off for this kind of ending"
-                 if ctx.data.get("sql") else "nothing to do: the run has no SQL")
-        return None
     data = ctx.data
+    # run again here: a run recorded before ``sql_runs`` was kept says so only this way
+    agents = ctx.db.execute(data["sql"], timeout=ctx.limits.timeout, max_rows=1) \
+        if data.get("sql") else None
+    failing = agents is not None and not agents.ok
+    if not wanted(ctx, failing):  # resumed here with the option off for this kind of ending
+        ctx.skip("nothing to do: the option is off for this kind of ending"
+                 if data.get("sql") else "nothing to do: the run has no SQL")
+        return None
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
-    checking = data.get("sql_runs") is not False
     from .steps import rewrites_names  # steps imports this module
-    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx),
-                   mode="check" if checking else "rewrite")
-    agents = ctx.db.execute(data["sql"], timeout=ctx.limits.timeout, max_rows=1)
+    mode = "rewrite" if failing else "check"
+    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx), mode=mode)
     base = {"tables": list(shared), "agents_sql": data["sql"],
-            "agents_error": None if agents.ok else agents.error,
-            "mode": "check" if checking else "rewrite"}
+            "agents_error": agents.error if failing else None, "mode": mode}
     try:
         sql, result, extra = _written(ctx, shared)
     except StepError as exc:  # no SQL in its answer, or a prompt over the context
@@ -77,7 +79,7 @@ def write(ctx: StepContext) -> None:
         ctx.set_output(GlobalWriterSQL(sql="", executes=False, taken=False, **base),
                        sql=data["sql"])
         return None
-    if checking:
+    if not failing:
         return _check(ctx, sql, result, extra, base)
     taken = bool(result.ok)
     record = GlobalWriterSQL(sql=sql, executes=taken, taken=taken, **base, **extra)
