@@ -300,6 +300,15 @@ BENCHMARKS = [
               "their last round with the global writer: EX before and after, whether its SQL "
               "was taken", "the embedded model and the Spider dataset", "about 5 minutes",
               False, _model_and_spider_ready),
+    Benchmark("csma-global-check", ["bench/csma_global_writer.py", "--unchecked-too",
+                                    "--results", "bench/results/seed8-csma-fresh", "--data",
+                                    str(SPIDER), "--param", "global_writer=false", "--param",
+                                    "global_check=true", "--out",
+                                    "bench/runs/global-check-seed8-csma.json"],
+              "recorded CSMA runs that stopped at max_rounds on SQL that runs, unchecked, "
+              "resumed after their last round with the global writer's check: EX before and "
+              "after, which SQL the writer agreed with", "the embedded model and the Spider "
+              "dataset", "about 10 minutes", False, _model_and_spider_ready),
     Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
                                      "bench/results/seed7-csma-agreement", "--data",
                                      str(SPIDER), "--with-rewrites", "--param",

@@ -65,15 +65,16 @@ def sql_block(sql: str) -> str:
 
 
 def run_csma(db, llm, question=QUESTION, variant="paper", check_method="verdict",
-             name_rewrite=False, rounds_while_failing=0, global_writer=False, **params):
+             name_rewrite=False, rounds_while_failing=0, global_writer=False,
+             global_check=False, **params):
     """A CSMA run to its end; the paper's prompts and check, failing SQL left as written, no
     round past ``max_rounds`` and no global writer, unless ``variant``, ``check_method``,
-    ``name_rewrite``, ``rounds_while_failing`` and ``global_writer`` say otherwise (None: the
-    pipeline's default)."""
+    ``name_rewrite``, ``rounds_while_failing``, ``global_writer`` and ``global_check`` say
+    otherwise (None: the pipeline's default)."""
     for name, value in (("variant", variant), ("check_method", check_method),
                         ("name_rewrite", name_rewrite),
                         ("rounds_while_failing", rounds_while_failing),
-                        ("global_writer", global_writer)):
+                        ("global_writer", global_writer), ("global_check", global_check)):
         if value is not None:
             params[name] = value
     return run_to_end(start_run(PIPELINE, question, db, llm, params=params))
@@ -1333,8 +1334,9 @@ def test_the_global_writer_is_not_asked_when_the_last_sql_runs_or_the_option_is_
 
 
 def test_the_global_writer_is_on_by_default_and_recorded_runs_keep_it_off():
-    assert PIPELINE.resolve_params({})["global_writer"] is True
-    assert PIPELINE.resolve_recorded({"check_method": "agreement"})["global_writer"] is False
+    for name in ("global_writer", "global_check"):
+        assert PIPELINE.resolve_params({})[name] is True
+        assert PIPELINE.resolve_recorded({"check_method": "agreement"})[name] is False
 
 
 # -- the global writer's check of an unchecked ending (global_check) ---------------------------
@@ -1377,9 +1379,9 @@ def test_an_unchecked_ending_the_global_writer_agrees_with_or_matches_nothing_st
     assert other.final_sql == HEAVY_HULLS and other.events[-1].parsed.get("agreed_sql") is None
     assert any(n.startswith("the global writer's result is that of no SQL the agents wrote")
                for n in other.events[-1].notes)
-    # off (the default), the run ends where the rounds did, with no writer
+    # off, the run ends where the rounds did, with no writer
     scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),
                       tables_answer("vessels", "voyages"), sql_block(HEAVY_HULLS))
-    plain = run_agreement(fleet, llm, max_rounds=2)
+    plain = run_agreement(fleet, llm, max_rounds=2, global_check=False)
     assert steps_of(plain)[-1] == "generate:2" and plain.final_sql == HEAVY_HULLS
     assert scripted_llm.remaining == 0

@@ -578,7 +578,8 @@ def csma_misspelt_and_other(db_path, llm, scripted_llm, other_sql: str):
     tables = json.dumps({"tables": ["singer"]})
     scripted_llm.push(tables, f"```sql\n{misspelt}\n```", tables, f"```sql\n{other_sql}\n```")
     with open_database(db_path) as db:
-        before = {"max_rounds": 1, "name_rewrite": False, "global_writer": False}
+        before = {"max_rounds": 1, "name_rewrite": False, "global_writer": False,
+                  "global_check": False}
         first = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
         second = run_to_end(start_run(CSMA, QUESTION, db, llm, params=before))
     assert first.final_sql == misspelt and second.final_sql == other_sql

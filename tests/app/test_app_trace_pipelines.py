@@ -114,6 +114,18 @@ def script_csma_global_writer(server, *, repaired: str = CSMA_SQL) -> None:
     )
 
 
+def script_csma_global_check(server) -> None:
+    """Two rounds ending unchecked on agent 2's own SQL; the global writer's result is that of
+    agent 1's first SQL, which becomes the answer."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        f"```sql\n{CSMA_SQL}\n```",                                              # 2's own SQL
+        "```sql\nSELECT p.name FROM products AS p\n```",                         # the writer
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -285,6 +297,9 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
                                        server),  # the defaults rewrite
             "csma_global_writer": run_events("csma", CSMA_QUESTION, script_csma_global_writer,
                                              shop, llm, server, params={"max_rounds": 1}),
+            "csma_global_check": run_events("csma", CSMA_QUESTION, script_csma_global_check,
+                                            shop, llm, server,
+                                            params={"max_rounds": 2, "global_check": True}),
             "csma_global_writer_kept": run_events(
                 "csma", CSMA_QUESTION,
                 lambda server: script_csma_global_writer(server, repaired="SELECT stars FROM p"),
@@ -471,6 +486,18 @@ def test_csma_trace_shows_the_global_writer_its_repair_and_the_sql_the_run_keeps
     assert [sql for _, sql in codes(kept)][-2:] == [format_sql("SELECT stars FROM p"),
                                                     format_sql(CSMA_FAILING)]
     assert "Execution error" not in said  # its error is said once, in the first line
+
+
+def test_csma_trace_shows_the_global_writers_check_of_an_unchecked_ending(traces):
+    writer = draw(traces["csma_global_check"]).status[-1]
+    said = texts(writer)
+    assert "The rounds ended on SQL that runs, but no check agreed with it" in said
+    assert (":blue-badge[the same result as an earlier SQL of the agents: it is the answer]"
+            in said)
+    assert [sql for _, sql in codes(writer)] == [
+        format_sql("SELECT p.name FROM products AS p"), format_sql(CSMA_FIRST_SQL),
+        format_sql(CSMA_SQL)]
+    assert writer.expander[0].label == "The SQL the rounds ended on"
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

@@ -151,12 +151,19 @@ def render_agent_sql(step: AgentSQL) -> None:
 
 @view(GlobalWriterSQL.kind)
 def render_global_writer(step: GlobalWriterSQL) -> None:
-    """The rounds ended on SQL that fails: one writer wrote afresh from the global schema; its
-    SQL is the answer when it runs."""
-    failed = f" ({text(step.agents_error)})" if step.agents_error else ""
-    st.markdown(f"The rounds ended on SQL that fails{failed}. A writer reads the global schema "
-                f"({names(step.tables)}), what the agents shared, and writes the SQL afresh "
-                "with the single prompt.")
+    """The rounds ended on SQL that fails (or, checking, on SQL that runs unchecked): one
+    writer wrote afresh from the global schema; its SQL is the answer when it runs (checking:
+    the agents' SQL with its result is)."""
+    if step.mode == "check":
+        st.markdown("The rounds ended on SQL that runs, but no check agreed with it. A writer "
+                    f"reads the global schema ({names(step.tables)}), what the agents shared, "
+                    "writes the SQL with the single prompt, and its result is compared with "
+                    "that of every SQL the agents wrote, the last first.")
+    else:
+        failed = f" ({text(step.agents_error)})" if step.agents_error else ""
+        st.markdown(f"The rounds ended on SQL that fails{failed}. A writer reads the global "
+                    f"schema ({names(step.tables)}), what the agents shared, and writes the "
+                    "SQL afresh with the single prompt.")
     if step.taken:
         with st.expander("The agents' SQL"):
             st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
@@ -168,6 +175,9 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
     if step.rewrite and step.written_sql:
         rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
                        step.rewrite)
+    if step.mode == "check":
+        _render_global_check(step)
+        return
     if step.taken:
         st.markdown(badge("its SQL runs: it is the answer", "green"))
         st.code(format_sql(step.sql), language="sql", wrap_lines=True)
@@ -178,4 +188,21 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
     else:
         st.markdown(badge("it wrote no SQL", "orange"))
     st.markdown("**The run keeps the agents' SQL:**")
+    st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
+
+
+def _render_global_check(step: GlobalWriterSQL) -> None:
+    st.markdown("**The writer's SQL:**")
+    st.code(format_sql(step.sql or ""), language="sql", wrap_lines=True)
+    if step.agreed_sql and step.agrees_with_last:
+        st.markdown(badge("the same result as the last SQL: it stays", "green"))
+        return
+    if step.agreed_sql:
+        st.markdown(badge("the same result as an earlier SQL of the agents: it is the answer",
+                          "blue"))
+        st.code(format_sql(step.agreed_sql), language="sql", wrap_lines=True)
+        with st.expander("The SQL the rounds ended on"):
+            st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
+        return
+    st.markdown(badge("no SQL of the agents returns its result: the last SQL stays", "orange"))
     st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
