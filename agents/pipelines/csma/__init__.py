@@ -127,9 +127,10 @@ schema and the global schema only, and prompts are rendered from that map alone.
 
 State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {table: [cols]}},
 ``global``, ``round``, ``known``, ``extracted``, ``sql``, ``sql_by``, ``sql_round``, ``sql_runs``,
-``checks``, ``rounds``, ``stop_reason``, ``global_writer`` (whether the global writer's SQL was
-taken, once it ran). Step names carry the agent (``extract:2``), so events read
-"Agent 2: Extract question-related schema" and a run resumes from any step.
+``checks``, ``rounds``, ``stop_reason``, ``global_writer`` (whether the global writer's SQL
+was taken or, checking, agreed with the agents' SQL, once it ran). Step names carry the agent
+(``extract:2``), so events read "Agent 2: Extract question-related schema" and a run resumes
+from any step.
 
 Round steps record the variant in their inputs (``variant``), checks their method
 (``check_method``) and whether outer columns are checked (``outer_column_check``), checks and
@@ -143,8 +144,9 @@ four only for an agreement check that wrote its own SQL); generate -> ``{"round"
 "tables", "strategy", "feedback", "executes", "sql", "written_in_check"}`` (plus
 ``written_sql``, ``written_error`` and ``rewrite`` when the SQL is a rewrite; a check's own SQL
 likewise ``own_written_sql``, ``own_written_error`` and ``own_rewrite``); global writer ->
-``{"sql", "tables", "executes", "taken", "agents_sql", "agents_error"}`` (plus ``first_sql``
-and ``first_error`` after its repair, and the rewrite's fields).
+``{"mode", "sql", "tables", "executes", "taken", "agents_sql", "agents_error"}`` (plus
+``first_sql`` and ``first_error`` after its repair, the rewrite's fields, and, checking,
+``agreed_sql``, ``agrees_with_last`` and ``compared``).
 """
 
 from __future__ import annotations

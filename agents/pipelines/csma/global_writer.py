@@ -14,9 +14,18 @@ Each SQL it writes gets the name rewrite the agents get, within the global schem
 still fails, the writer repairs it once in its own conversation, told the error and a hint
 built from the global schema (the same repair ``selection``'s candidates get). Its SQL becomes
 the run's SQL only when it runs; otherwise -- or when its answer holds no SQL -- the agents'
-SQL stays. SQL that fails is never a right
-answer, so the step can gain answers and cannot lose one. It makes one model call (two with the repair),
-and only in runs that would otherwise end on SQL that fails.
+SQL stays. SQL that fails is never a right answer, so the step can gain answers and cannot lose
+one (``global_writer``).
+
+The same writer checks a run that ends at ``max_rounds`` on SQL that runs but that no check
+agreed with (``global_check``): its result is compared, with the agreement check's equality,
+with that of every SQL the agents wrote, the last first, and the latest one with the same
+result is the answer (two results without rows say nothing; with no match the last SQL stays).
+In seed 7's runs an earlier round had named the airline that "serves the most flights" and a
+later check replaced it with SQL returning the airline's id; a second writer agreeing with the
+earlier SQL is the agreement the rounds did not reach.
+
+Either way it makes one model call (two with the repair), only in runs ending at ``max_rounds``.
 """
 
 from __future__ import annotations
@@ -124,7 +133,8 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
     """The rounds ended on SQL that runs but that no check agreed with: the writer's result is
     compared with that of every SQL the agents wrote in the run, the last first. The latest one
     returning the same result (the metric's equality; two results without rows say nothing) is
-    the answer; with none, the last SQL stays."""
+    the answer; with none, the last SQL stays. Each of the agents' SQL is run again here, within
+    the run's limits."""
     data = ctx.data
     agreed, runs = None, 0
     if result.ok and result.rows:
