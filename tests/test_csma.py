@@ -1333,6 +1333,13 @@ def test_the_global_writer_is_not_asked_when_the_last_sql_runs_or_the_option_is_
     assert scripted_llm.remaining == 0
 
 
+def test_retrieval_sizes_the_global_writers_schema_form_when_either_option_is_on():
+    forms = PIPELINE.retrieval.forms
+    assert len(forms({"global_writer": False, "global_check": False})) == 1
+    for on in ({"global_writer": True}, {"global_check": True}):
+        assert len(forms({"global_writer": False, "global_check": False, **on})) == 2
+
+
 def test_the_global_writer_is_on_by_default_and_recorded_runs_keep_it_off():
     for name in ("global_writer", "global_check"):
         assert PIPELINE.resolve_params({})[name] is True
@@ -1359,6 +1366,8 @@ def test_an_unchecked_ending_takes_the_agents_sql_whose_result_the_global_writer
     run = run_agreement(fleet, llm, max_rounds=2, global_check=True)
     assert run.status == "done", run.error
     assert steps_of(run)[-2:] == ["generate:2", "global_writer"]
+    assert run.events[-2].notes[-1] == ("its SQL runs but no check agreed with it: a writer "
+                                        "checks it from the global schema (global_check)")
     step = run.events[-1]
     assert step.parsed["mode"] == "check" and step.parsed["agreed_sql"] == ALL_HULLS
     assert step.parsed["agrees_with_last"] is False and step.parsed["agents_sql"] == HEAVY_HULLS

@@ -274,7 +274,8 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     retrieval = RetrievalSpec(forms=lambda params: [
         lambda schema: "\n".join(macsql_schema(schema)),
         *([lambda schema: baseline.schema_text(schema, "ddl")]
-          if params.get(global_writer.PARAM) else [])], reserve=1200)
+          if params.get(global_writer.PARAM) or params.get(global_writer.CHECK_PARAM)
+          else [])], reserve=1200)
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)

@@ -173,7 +173,9 @@ def next_round(ctx: StepContext) -> str | None:
             ctx.note(f"stopped: {data['stop_reason']}")
             if global_writer.wanted(ctx):
                 ctx.note("its SQL fails to execute: a writer starts afresh from the global "
-                         f"schema ({global_writer.PARAM})")
+                         f"schema ({global_writer.PARAM})" if failing else
+                         "its SQL runs but no check agreed with it: a writer checks it from "
+                         f"the global schema ({global_writer.CHECK_PARAM})")
                 return global_writer.STEP
             return None
         ctx.note(f"the SQL of round {data.get('sql_round')} fails to execute: the run goes on "
