@@ -174,23 +174,13 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
 def agents_sqls(data: dict) -> list[str]:
     """Every distinct SQL the agents wrote in the run, in the order written: each round's SQL
     and each agreement check's own SQL."""
+    written = [sql for round_ in data.get("rounds") or []
+               for sql in ((round_.get("check") or {}).get("own_sql"), round_.get("sql"))]
     seen: list[str] = []
-    for entry in _written_in_order(data):
-        if entry and isinstance(entry, str) and entry.strip() \
-                and not any(same_sql(entry, s) for s in seen):
-            seen.append(entry)
+    for sql in [*written, data.get("sql")]:
+        if isinstance(sql, str) and sql.strip() and not any(same_sql(sql, s) for s in seen):
+            seen.append(sql)
     return seen
-
-
-def _written_in_order(data: dict) -> list:
-    out = []
-    for round_ in data.get("rounds") or []:
-        check = round_.get("check") or {}
-        out.append(check.get("own_sql"))
-        out.append(round_.get("sql"))
-    if data.get("sql"):
-        out.append(data["sql"])
-    return out
 
 
 def _feedback(ctx: StepContext, result, visible) -> str:
