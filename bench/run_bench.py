@@ -309,6 +309,18 @@ BENCHMARKS = [
               "resumed after their last round with the global writer's check: EX before and "
               "after, which SQL the writer agreed with", "the embedded model and the Spider "
               "dataset", "about 10 minutes", False, _model_and_spider_ready),
+    Benchmark("csma-data-first", ["bench/csma_data_first.py", "--results",
+                                  str(RESULTS.parent / "seed8-csma-fresh"), "--resumed",
+                                  str(RESULTS.parent / "global-check-seed8-csma.json"),
+                                  "--resumed",
+                                  str(RESULTS.parent / "global-writer-repair-seed8-csma.json"),
+                                  "--data", str(SPIDER), "--out",
+                                  "bench/runs/data-first-seed8-csma.json"],
+              "CSMA's global check with a result without data weighing less "
+              "(global_data_first), replayed on the recorded checks (no model): EX before and "
+              "after", "the committed results and the Spider databases", "a few seconds", True,
+              _committed("seed8-csma-fresh/results.jsonl", "global-check-seed8-csma.json",
+                         "global-writer-repair-seed8-csma.json")),
     Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
                                      "bench/results/seed7-csma-agreement", "--data",
                                      str(SPIDER), "--with-rewrites", "--param",

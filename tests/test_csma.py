@@ -1352,11 +1352,11 @@ ALL_HULLS = "SELECT hull_name FROM vessels"
 HEAVY_HULLS = "SELECT hull_name FROM vessels WHERE tonnage > 1000"
 
 
-def push_unchecked_ending(scripted_llm, writer_sql: str) -> None:
-    """Agent 1 writes ALL_HULLS; agent 2's own SQL (HEAVY_HULLS) returns another result and is
+def push_unchecked_ending(scripted_llm, writer_sql: str, last_sql: str = HEAVY_HULLS) -> None:
+    """Agent 1 writes ALL_HULLS; agent 2's own SQL (``last_sql``) returns another result and is
     the new SQL; the run stops at max_rounds=2 with it unchecked; then the global writer."""
     scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),
-                      tables_answer("vessels", "voyages"), sql_block(HEAVY_HULLS),
+                      tables_answer("vessels", "voyages"), sql_block(last_sql),
                       sql_block(writer_sql))
 
 
@@ -1394,3 +1394,78 @@ def test_an_unchecked_ending_the_global_writer_agrees_with_or_matches_nothing_st
     plain = run_agreement(fleet, llm, max_rounds=2, global_check=False)
     assert steps_of(plain)[-1] == "generate:2" and plain.final_sql == HEAVY_HULLS
     assert scripted_llm.remaining == 0
+
+
+# -- a result without data weighs less (global_data_first) ------------------------------------
+
+NO_HULLS = "SELECT hull_name FROM vessels WHERE tonnage > 5000"
+NO_TONNAGE = "SELECT MAX(tonnage) FROM vessels WHERE tonnage > 5000"  # one row, NULL
+
+
+@pytest.mark.parametrize("last_sql", [NO_HULLS, NO_TONNAGE])
+def test_an_unchecked_ending_without_data_takes_the_global_writers_sql_that_finds_some(
+        fleet, llm, scripted_llm, last_sql):
+    push_unchecked_ending(scripted_llm, HEAVY_HULLS, last_sql=last_sql)
+    run = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert run.status == "done", run.error
+    step = run.events[-1]
+    assert step.step == "global_writer" and step.parsed["agents_sql"] == last_sql
+    assert step.parsed.get("agreed_sql") is None and step.parsed["taken"] is True
+    assert run.final_sql == HEAVY_HULLS and step.execution["ok"]
+    assert "the agents' last SQL finds no data and the global writer's does" in \
+        step.data["stop_reason"]
+    assert "the last one finds no data while it does: it is the answer" in "\n".join(
+        step.output.text_lines())
+    assert scripted_llm.remaining == 0
+
+
+def test_without_data_on_both_sides_or_with_the_option_off_the_last_sql_stays(
+        fleet, llm, scripted_llm):
+    push_unchecked_ending(scripted_llm, "SELECT hull_name FROM vessels WHERE tonnage < 0",
+                          last_sql=NO_HULLS)
+    both = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert both.final_sql == NO_HULLS and both.events[-1].parsed["taken"] is False
+    push_unchecked_ending(scripted_llm, HEAVY_HULLS, last_sql=NO_HULLS)
+    off = run_agreement(fleet, llm, max_rounds=2, global_check=True, global_data_first=False)
+    assert off.final_sql == NO_HULLS and off.events[-1].parsed["taken"] is False
+    assert any(n.startswith("the global writer's result is that of no SQL the agents wrote")
+               for n in off.events[-1].notes)
+    # the last SQL finds data: a writer that agrees with nothing does not replace it
+    push_unchecked_ending(scripted_llm, "SELECT harbor_title FROM harbors")
+    data = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert data.final_sql == HEAVY_HULLS and data.events[-1].parsed["taken"] is False
+    assert scripted_llm.remaining == 0
+
+
+def test_the_bench_replay_of_global_data_first_takes_the_writers_sql_a_recorded_run_kept(
+        fleet, llm, scripted_llm, tmp_path, monkeypatch):
+    """``bench/csma_data_first.py``: a run recorded with the option off, whose last SQL finds
+    nothing while the writer's finds data, is replayed to the writer's SQL and scored."""
+    import shutil
+
+    from bench_scripts import bench_script
+
+    replay = bench_script(monkeypatch, "csma_data_first")
+    data = tmp_path / "spider"
+    (data / "database" / "fleet").mkdir(parents=True)
+    shutil.copy(fleet.path, data / "database" / "fleet" / "fleet.sqlite")
+    push_unchecked_ending(scripted_llm, HEAVY_HULLS, last_sql=NO_HULLS)
+    done = run_agreement(fleet, llm, max_rounds=2, global_check=True, global_data_first=False)
+    assert done.final_sql == NO_HULLS
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    record = {"question_id": 1, "db_id": "fleet", "pipeline": "csma", "question": QUESTION,
+              "gold_sql": HEAVY_HULLS, "pred_sql": done.final_sql, "correct": False,
+              "run": done.to_dict()}
+    (folder / "results.jsonl").write_text(json.dumps(record) + "\n")
+    report = replay.measure(str(folder), [], data, None)
+    assert (report["ex_before"], report["ex_after"], report["fixed"]) == (0, 1, [1])
+    assert report["acts"] == report["checks_without_agreement"] == 1
+    row = report["rows"][0]
+    assert row["writer_data"] is True and row["agents_data"] is False
+    assert row["sql_after"] == HEAVY_HULLS and row["agents_sql"] == NO_HULLS
+
+
+def test_global_data_first_is_on_by_default_and_recorded_runs_keep_it_off():
+    assert PIPELINE.resolve_params({})["global_data_first"] is True
+    assert PIPELINE.resolve_recorded({"check_method": "agreement"})["global_data_first"] is False

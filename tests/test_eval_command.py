@@ -174,10 +174,10 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False,
                       "ignore_unread_joins": False, "global_writer": False, "global_check": False,
-                      **FINAL_CHECK_OFF},
+                      "global_data_first": False, **FINAL_CHECK_OFF},
              {"variant": "compact", "check_method": "agreement", "name_rewrite": True,
               "ignore_unread_joins": True, "global_writer": True, "global_check": True,
-              **FINAL_CHECK_ON},
+              "global_data_first": True, **FINAL_CHECK_ON},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("r3", r3_paper, r3_small, "'writer_style': 'cot'.* there, .*'writer_style': "
                                        "'direct'")):
@@ -209,7 +209,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"check_method": "verdict", "name_rewrite": False,
                   "ignore_unread_joins": False, "global_writer": False,
-                  "global_check": False, **FINAL_CHECK_OFF}}, [csma])})
+                  "global_check": False, "global_data_first": False, **FINAL_CHECK_OFF}}, [csma])})
     # ... and one with the agreement check, before agents took the version that runs, only
     # when asked to leave failing SQL as written
     (tmp_path / "manifest.json").write_text(json.dumps(
@@ -219,7 +219,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"name_rewrite": False, "ignore_unread_joins": False,
-                  "global_writer": False, "global_check": False, **FINAL_CHECK_OFF}}, [csma])})
+                  "global_writer": False, "global_check": False, "global_data_first": False,
+                  **FINAL_CHECK_OFF}}, [csma])})
     # ... and one with the rewrite, before the check ignored a join its own SQL reads nothing
     # of, only when asked to compare every join
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {
@@ -229,7 +230,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"ignore_unread_joins": False, "global_writer": False,
-                  "global_check": False, **FINAL_CHECK_OFF}}, [csma])})
+                  "global_check": False, "global_data_first": False, **FINAL_CHECK_OFF}}, [csma])})
     # ... and one with every default before the global writer, only with it off
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {
         "variant": "compact", "check_method": "agreement", "name_rewrite": True,
@@ -238,7 +239,19 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                          ".*'global_writer': True"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
-        {"csma": {"global_writer": False, "global_check": False}}, [csma])})
+        {"csma": {"global_writer": False, "global_check": False, "global_data_first": False}},
+        [csma])})
+    # ... and one with the global writer and its check, before a result without data weighed
+    # less, only with that off
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"csma": {
+        "variant": "compact", "check_method": "agreement", "name_rewrite": True,
+        "ignore_unread_joins": True, "global_writer": True, "global_check": True,
+        **FINAL_CHECK_ON}}}))
+    with pytest.raises(UsageError, match="'global_data_first': False.* there, "
+                                         ".*'global_data_first': True"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"csma": {"global_data_first": False}}, [csma])})
     # a folder of any of the five recorded before the Final check resumes with it off only
     for name in ("macsql", "deasql", "r3", "csma", "selection"):
         pipeline = get_pipeline(name)

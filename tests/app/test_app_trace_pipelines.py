@@ -126,6 +126,23 @@ def script_csma_global_check(server) -> None:
     )
 
 
+CSMA_NOTHING_FOUND = ("SELECT p.name, AVG(r.rating) FROM products AS p JOIN reviews AS r "
+                      "ON r.review_id = p.name GROUP BY p.name")
+
+
+def script_csma_global_data_first(server) -> None:
+    """Two rounds ending unchecked on agent 2's own SQL, which finds no rows (it joins on
+    columns that never pair); the global writer's SQL agrees with no SQL of the agents but
+    finds data, so it is the answer."""
+    server.push(
+        json.dumps({"tables": ["products"]}),                                     # 1 extracts
+        f"```sql\n{CSMA_FIRST_SQL}\n```",                                        # 1 writes
+        json.dumps({"tables": ["products", "reviews"]}),                          # 2 extracts
+        f"```sql\n{CSMA_NOTHING_FOUND}\n```",                                   # 2's own SQL
+        f"```sql\n{CSMA_SQL}\n```",                                             # the writer
+    )
+
+
 R3_QUESTION = "How many orders did each customer place?"
 R3_FIRST_SQL = "SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"
 R3_SQL = ("SELECT c.first_name, c.last_name, COUNT(o.order_id) FROM customers AS c "
@@ -300,6 +317,9 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             "csma_global_check": run_events("csma", CSMA_QUESTION, script_csma_global_check,
                                             shop, llm, server,
                                             params={"max_rounds": 2, "global_check": True}),
+            "csma_global_data_first": run_events(
+                "csma", CSMA_QUESTION, script_csma_global_data_first, shop, llm, server,
+                params={"max_rounds": 2}),
             "csma_global_writer_kept": run_events(
                 "csma", CSMA_QUESTION,
                 lambda server: script_csma_global_writer(server, repaired="SELECT stars FROM p"),
@@ -498,6 +518,19 @@ def test_csma_trace_shows_the_global_writers_check_of_an_unchecked_ending(traces
         format_sql("SELECT p.name FROM products AS p"), format_sql(CSMA_FIRST_SQL),
         format_sql(CSMA_SQL)]
     assert writer.expander[0].label == "The SQL the rounds ended on"
+
+
+def test_csma_trace_shows_the_global_writers_sql_taken_where_the_last_sql_finds_nothing(
+        traces):
+    writer = draw(traces["csma_global_data_first"]).status[-1]
+    said = texts(writer)
+    assert "The rounds ended on SQL that runs, but no check agreed with it" in said
+    assert (":blue-badge[no SQL of the agents returns its result, and the last one finds no "
+            "data while the writer's does: the writer's SQL is the answer]" in said)
+    assert [sql for _, sql in codes(writer)] == [format_sql(CSMA_SQL),
+                                                  format_sql(CSMA_NOTHING_FOUND)]
+    assert writer.expander[0].label == "The SQL the rounds ended on"
+    assert traces["csma_global_data_first"][-1]["sql"] == CSMA_SQL
 
 
 def test_r3_trace_shows_personas_verdicts_rebuttal_and_diff(traces):

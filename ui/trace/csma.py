@@ -164,7 +164,7 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
         st.markdown(f"The rounds ended on SQL that fails{failed}. A writer reads the global "
                     f"schema ({names(step.tables)}), what the agents shared, and writes the "
                     "SQL afresh with the single prompt.")
-    if step.taken:
+    if step.taken and step.mode != "check":
         with st.expander("The agents' SQL"):
             st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
     if step.first_sql:
@@ -201,6 +201,12 @@ def _render_global_check(step: GlobalWriterSQL) -> None:
         st.markdown(badge("the same result as an earlier SQL of the agents: it is the answer",
                           "blue"))
         st.code(format_sql(step.agreed_sql), language="sql", wrap_lines=True)
+        with st.expander("The SQL the rounds ended on"):
+            st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
+        return
+    if step.taken:
+        st.markdown(badge("no SQL of the agents returns its result, and the last one finds no "
+                          "data while the writer's does: the writer's SQL is the answer", "blue"))
         with st.expander("The SQL the rounds ended on"):
             st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
         return

@@ -25,6 +25,15 @@ In seed 7's runs an earlier round had named the airline that "serves the most fl
 later check replaced it with SQL returning the airline's id; a second writer agreeing with the
 earlier SQL is the agreement the rounds did not reach.
 
+When the check finds no agreement, a result without data weighs less than one with data
+(``global_data_first``): if the agents' last SQL returns no rows (or NULLs only) while the
+writer's returns data, the writer's SQL is the answer. It is ``selection``'s ``data_first``
+rule (a vote sets aside results that hold no data; measured there on the studied sample and
+confirmed on the disjoint one): a query that joins on columns that never pair, names a value
+that is not stored or reads the wrong table finds nothing, and a question that is asked of a
+database is rarely answered by nothing. Where both find nothing, or the last SQL finds data,
+the last SQL stays as before.
+
 Either way it makes one model call (two with the repair), only in runs ending at ``max_rounds``.
 """
 
@@ -32,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...candidates import Candidate, results_equal
+from ...candidates import Candidate, has_data, results_equal
 from ...engine import StepContext, StepError
 from ...name_rewrite import hint_with_rewrite
 from ...parsing import extract_sql
@@ -46,6 +55,7 @@ from .outputs import GlobalWriterSQL
 
 PARAM = "global_writer"
 CHECK_PARAM = "global_check"
+DATA_FIRST_PARAM = "global_data_first"
 STEP = "global_writer"
 MAX_TOKENS = 500
 
@@ -133,8 +143,9 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
     """The rounds ended on SQL that runs but that no check agreed with: the writer's result is
     compared with that of every SQL the agents wrote in the run, the last first. The latest one
     returning the same result (the metric's equality; two results without rows say nothing) is
-    the answer; with none, the last SQL stays. Each of the agents' SQL is run again here, within
-    the run's limits."""
+    the answer; with none, the last SQL stays -- unless it finds no data while the writer's
+    SQL does (``global_data_first``), when the writer's SQL is the answer. Each of the agents'
+    SQL is run again here, within the run's limits."""
     data = ctx.data
     agreed, runs = None, 0
     if result.ok and result.rows:
@@ -147,7 +158,8 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
                 agreed = candidate
                 break
     last = same_sql(agreed, data["sql"]) if agreed else False
-    record = GlobalWriterSQL(sql=sql, executes=bool(result.ok), taken=False,
+    data_first = not agreed and _finds_data_alone(ctx, sql, result)
+    record = GlobalWriterSQL(sql=sql, executes=bool(result.ok), taken=data_first,
                              agreed_sql=agreed, agrees_with_last=last if agreed else None,
                              compared=runs, **base, **extra)
     if agreed and not last:
@@ -159,6 +171,11 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
         data["global_writer"] = True
         data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
                                "the global writer's result is the same: the SQL stays")
+    elif data_first:
+        data.update(sql=sql, sql_by=None, sql_runs=True, global_writer=True)
+        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
+                               "the agents' last SQL finds no data and the global writer's "
+                               "does: its SQL is the answer")
     else:
         data["global_writer"] = False
         why = ("the global writer's result is that of no SQL the agents wrote"
@@ -169,6 +186,18 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
     ctx.execute(data["sql"])  # the step ends on the SQL the run keeps
     ctx.set_output(record, sql=data["sql"])
     return None
+
+
+def _finds_data_alone(ctx: StepContext, sql: str, result) -> bool:
+    """Whether, with ``global_data_first``, the writer's SQL finds data (a value that is not
+    NULL) and the agents' last SQL finds none."""
+    if not (ctx.params.get(DATA_FIRST_PARAM) and result.ok
+            and has_data(Candidate.from_result("writer", sql, result).result)):
+        return False
+    last = ctx.db.execute(ctx.data["sql"], timeout=ctx.limits.timeout,
+                          max_rows=ctx.limits.max_rows)
+    return bool(last.ok) and not has_data(Candidate.from_result("agents", ctx.data["sql"],
+                                                                last).result)
 
 
 def agents_sqls(data: dict) -> list[str]:

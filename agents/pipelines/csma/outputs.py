@@ -143,14 +143,16 @@ class AgentSQL(Output):
 @dataclass
 class GlobalWriterSQL(Output):
     """SQL written afresh from the global schema after the rounds ended on SQL that fails; the
-    run's SQL when it runs (``taken``), else the agents' SQL stays."""
+    run's SQL when it runs (``taken``), else the agents' SQL stays. Checking an unchecked
+    ending (``mode="check"``), it is compared with the agents' SQL, and is taken only when none
+    agrees and it finds data where the agents' last SQL finds none."""
 
     kind: ClassVar[str] = "global_writer_sql"
     required: ClassVar[tuple[str, ...]] = ("sql",)
     sql: str = ""
     tables: list = field(default_factory=list)
     executes: bool | None = None
-    taken: bool | None = None
+    taken: bool | None = None         # its SQL is the answer (checking: it alone found data)
     agents_sql: str | None = None     # the SQL the rounds ended on
     agents_error: str | None = None   # its error
     mode: str | None = None           # "rewrite" (the SQL failed) or "check" (it ran unchecked)
@@ -194,6 +196,11 @@ class GlobalWriterSQL(Output):
         if self.agreed_sql:
             return lines + ["  the same result as an earlier SQL of the agents, the answer now:",
                             indent(format_sql(self.agreed_sql), 4)]
+        if self.taken:
+            return lines + ["  no SQL of the agents returns its result, and the last one "
+                            "finds no data while it does: it is the answer",
+                            "  the SQL the rounds ended on:",
+                            indent(format_sql(self.agents_sql or ""), 4)]
         return lines + ["  no SQL of the agents returns its result: the last SQL stays:",
                         indent(format_sql(self.agents_sql or ""), 4)]
 
