@@ -1,8 +1,8 @@
 """CSMA's global check with ``global_data_first``, replayed on recorded runs without the model.
 
 ``python bench/csma_data_first.py --results bench/results/seed8-csma-fresh --resumed
-bench/results/global-writer-repair-seed8-csma.json --resumed
-bench/results/global-check-seed8-csma.json --data ../shared/data/spider --out
+bench/results/global-check-seed8-csma.json --resumed
+bench/results/global-writer-repair-seed8-csma.json --data ../shared/data/spider --out
 bench/results/data-first-seed8-csma.json``
 
 ``global_data_first`` changes only the end of a global check that found no agreement: where the
@@ -13,14 +13,18 @@ step, so nothing is asked again: both SQL are run on the file the question was a
 where the rule acts the Final check that ends every run is replayed on the writer's SQL with
 the pipeline's own function (``ending_for``, every rule on, as CSMA runs it today) and the result
 scored with the evaluation's own scoring. The global check's step is read from the latest
-measurement that holds the run (``--resumed``, in the order measured, as in
-``bench/final_checks.py``), else from the folder's own record (an evaluation run with
-``global_check`` on). Nothing is asserted: it is a measurement.
+measurement that holds the run (``--resumed``, laid over in the order given, a later one
+replacing an earlier one's row, as in ``bench/final_checks.py``: so a measurement made with an
+option off comes before one made with it on -- above, the check's, made with ``global_writer``
+off, before the global writer's), else from the folder's own record (an evaluation run with
+``global_check`` on). Verdicts are scored with the folder's own scoring options (its manifest).
+Nothing is asserted: it is a measurement.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -57,9 +61,16 @@ def finds_data(db, sql: str, limits: ExecLimits) -> bool | None:
     return has_data(Candidate.from_result("replay", sql, result).result)
 
 
+def options_of(folder: str) -> EvalOptions:
+    """The scoring options the folder was evaluated with (its manifest)."""
+    manifest = Path(folder) / "manifest.json"
+    recorded = json.loads(manifest.read_text()) if manifest.is_file() else {}
+    return EvalOptions(keep_distinct=bool(recorded.get("keep_distinct", False)))
+
+
 def measure(folder: str, resumed: list[str], data: Path, asked_on: str | None) -> dict:
     _, answers = read_answers(folder, "csma")
-    pool, options, limits = DatabasePool(), EvalOptions(), ExecLimits()
+    pool, options, limits = DatabasePool(), options_of(folder), ExecLimits()
     later = laid_over(resumed)
     params = dict.fromkeys(RULES, True)
     rows = []

@@ -1437,6 +1437,22 @@ def test_without_data_on_both_sides_or_with_the_option_off_the_last_sql_stays(
     assert scripted_llm.remaining == 0
 
 
+def test_an_earlier_sql_with_the_writers_result_wins_over_the_writer_and_nulls_are_no_data(
+        fleet, llm, scripted_llm):
+    # agent 1's first SQL returns the writer's result: that agreement decides, not the data
+    push_unchecked_ending(scripted_llm, "SELECT v.hull_name FROM vessels AS v",
+                          last_sql=NO_HULLS)
+    agreed = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    step = agreed.events[-1]
+    assert step.parsed["agreed_sql"] == ALL_HULLS and step.parsed["taken"] is False
+    assert agreed.final_sql == ALL_HULLS
+    # a writer whose one row is NULL finds no more data than a last SQL without rows
+    push_unchecked_ending(scripted_llm, NO_TONNAGE, last_sql=NO_HULLS)
+    nulls = run_agreement(fleet, llm, max_rounds=2, global_check=True)
+    assert nulls.final_sql == NO_HULLS and nulls.events[-1].parsed["taken"] is False
+    assert scripted_llm.remaining == 0
+
+
 def test_the_bench_replay_of_global_data_first_takes_the_writers_sql_a_recorded_run_kept(
         fleet, llm, scripted_llm, tmp_path, monkeypatch):
     """``bench/csma_data_first.py``: a run recorded with the option off, whose last SQL finds
@@ -1464,6 +1480,20 @@ def test_the_bench_replay_of_global_data_first_takes_the_writers_sql_a_recorded_
     row = report["rows"][0]
     assert row["writer_data"] is True and row["agents_data"] is False
     assert row["sql_after"] == HEAVY_HULLS and row["agents_sql"] == NO_HULLS
+    # a folder recorded without the check, the check's measurement laid over it: the step is
+    # read from that measurement's row
+    scripted_llm.push(tables_answer("vessels"), sql_block(ALL_HULLS),
+                      tables_answer("vessels", "voyages"), sql_block(NO_HULLS))
+    plain = run_agreement(fleet, llm, max_rounds=2, global_check=False)
+    assert plain.final_sql == NO_HULLS and steps_of(plain)[-1] == "generate:2"
+    (folder / "results.jsonl").write_text(json.dumps({**record, "run": plain.to_dict()}) + "\n")
+    assert replay.measure(str(folder), [], data, None)["checks_without_agreement"] == 0
+    later = tmp_path / "check.json"
+    later.write_text(json.dumps({"rows": [{
+        "question_id": 1, "resumed": True, "before": False, "after": False, "status": "done",
+        "sql_after": done.final_sql, "events": [e.to_dict() for e in done.events]}]}))
+    laid = replay.measure(str(folder), [str(later)], data, None)
+    assert (laid["ex_before"], laid["ex_after"], laid["acts"]) == (0, 1, 1)
 
 
 def test_global_data_first_is_on_by_default_and_recorded_runs_keep_it_off():

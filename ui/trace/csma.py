@@ -153,7 +153,7 @@ def render_agent_sql(step: AgentSQL) -> None:
 def render_global_writer(step: GlobalWriterSQL) -> None:
     """The rounds ended on SQL that fails (or, checking, on SQL that runs unchecked): one
     writer wrote afresh from the global schema; its SQL is the answer when it runs (checking:
-    the agents' SQL with its result is)."""
+    the agents' SQL with its result is, or, with none, its own when only it finds data)."""
     if step.mode == "check":
         st.markdown("The rounds ended on SQL that runs, but no check agreed with it. A writer "
                     f"reads the global schema ({names(step.tables)}), what the agents shared, "

@@ -135,7 +135,8 @@ schema and the global schema only, and prompts are rendered from that map alone.
 State (``ctx.data``): ``n_agents``, ``partition_mode``, ``private`` {agent: {table: [cols]}},
 ``global``, ``round``, ``known``, ``extracted``, ``sql``, ``sql_by``, ``sql_round``, ``sql_runs``,
 ``checks``, ``rounds``, ``stop_reason``, ``global_writer`` (whether the global writer's SQL
-was taken or, checking, agreed with the agents' SQL, once it ran). Step names carry the agent
+was taken or, checking, agreed with the agents' SQL or was taken as the only one finding data,
+once it ran). Step names carry the agent
 (``extract:2``), so events read "Agent 2: Extract question-related schema" and a run resumes
 from any step.
 
