@@ -41,6 +41,15 @@ def _idle(page, timeout: float = 60_000) -> None:
                            timeout=timeout)
 
 
+def _commit(page, box) -> None:
+    """Leave a text box so Streamlit commits its value, and wait for that rerun to end: it may
+    start a moment after the key press, later still on a loaded machine, and a button pressed
+    while it runs can be lost."""
+    box.press("Tab")
+    page.wait_for_timeout(500)
+    _idle(page)
+
+
 def _nav(page, url: str, path: str) -> None:
     page.goto(f"{url}/{path}")
     page.wait_for_selector("[data-testid=stApp]")
@@ -109,21 +118,18 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     # -- edit the SQL and run it again --------------------------------------------------------------
     editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
     editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
-    editor.press("Tab")
-    _idle(page)
+    _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
     page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
     # A write statement is refused with a clear reason and the file is untouched.
     editor.fill("DELETE FROM orders")
-    editor.press("Tab")
-    _idle(page)
+    _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
     page.get_by_text("not allowed").first.wait_for()
     editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
-    editor.press("Tab")
-    _idle(page)
+    _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
     page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
@@ -212,8 +218,7 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     # -- correct the SQL and accept it ------------------------------------------------------------
     editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
     editor.fill("SELECT name, price FROM products ORDER BY price DESC LIMIT 3")
-    editor.press("Tab")
-    _idle(page)
+    _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
     _idle(page)
     page.get_by_role("button", name="Accept").first.click()
