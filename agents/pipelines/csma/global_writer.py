@@ -147,35 +147,35 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
     SQL does (``global_data_first``), when the writer's SQL is the answer. Each of the agents'
     SQL is run again here, within the run's limits."""
     data = ctx.data
-    agreed, runs = None, 0
+    agreed, compared = None, {}
     if result.ok and result.rows:
         for candidate in reversed(agents_sqls(data)):
-            ran = ctx.db.execute(candidate, timeout=ctx.limits.timeout,
-                                 max_rows=ctx.limits.max_rows)
-            runs += 1
+            ran = compared[candidate] = ctx.db.execute(candidate, timeout=ctx.limits.timeout,
+                                                       max_rows=ctx.limits.max_rows)
             if ran.ok and results_equal(Candidate.from_result("writer", sql, result),
                                         Candidate.from_result("agents", candidate, ran)):
                 agreed = candidate
                 break
+    runs = len(compared)
     last = same_sql(agreed, data["sql"]) if agreed else False
-    data_first = not agreed and _finds_data_alone(ctx, sql, result)
+    data_first = not agreed and _finds_data_alone(ctx, sql, result, compared)
     record = GlobalWriterSQL(sql=sql, executes=bool(result.ok), taken=data_first,
                              agreed_sql=agreed, agrees_with_last=last if agreed else None,
                              compared=runs, **base, **extra)
     if agreed and not last:
         data.update(sql=agreed, sql_by=None, sql_runs=True, global_writer=True)
-        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
-                               "the global writer's result is that of an earlier SQL of the "
-                               "agents, which is the answer")
+        data["stop_reason"] = _unchecked_ending(data, "the global writer's result is that of "
+                                                      "an earlier SQL of the agents, which is "
+                                                      "the answer")
     elif agreed:
         data["global_writer"] = True
-        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
-                               "the global writer's result is the same: the SQL stays")
+        data["stop_reason"] = _unchecked_ending(data, "the global writer's result is the "
+                                                      "same: the SQL stays")
     elif data_first:
         data.update(sql=sql, sql_by=None, sql_runs=True, global_writer=True)
-        data["stop_reason"] = (f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; "
-                               "the agents' last SQL finds no data and the global writer's "
-                               "does: its SQL is the answer")
+        data["stop_reason"] = _unchecked_ending(data, "the agents' last SQL finds no data and "
+                                                      "the global writer's does: its SQL is "
+                                                      "the answer")
     else:
         data["global_writer"] = False
         why = ("the global writer's result is that of no SQL the agents wrote"
@@ -188,14 +188,23 @@ def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
     return None
 
 
-def _finds_data_alone(ctx: StepContext, sql: str, result) -> bool:
+def _unchecked_ending(data: dict, how: str) -> str:
+    """The run's stop reason once the global writer has checked its unchecked ending."""
+    return f"{data.get('stop_reason') or 'the rounds ended'}, unchecked; {how}"
+
+
+def _finds_data_alone(ctx: StepContext, sql: str, result, compared: dict) -> bool:
     """Whether, with ``global_data_first``, the writer's SQL finds data (a value that is not
-    NULL) and the agents' last SQL finds none."""
+    NULL) and the agents' last SQL finds none. ``compared`` holds the results the comparison
+    already ran, by SQL: the last SQL's is among them (it is run here only if not)."""
     if not (ctx.params.get(DATA_FIRST_PARAM) and result.ok
             and has_data(Candidate.from_result("writer", sql, result).result)):
         return False
-    last = ctx.db.execute(ctx.data["sql"], timeout=ctx.limits.timeout,
-                          max_rows=ctx.limits.max_rows)
+    last = next((ran for written, ran in compared.items()
+                 if same_sql(written, ctx.data["sql"])), None)
+    if last is None:
+        last = ctx.db.execute(ctx.data["sql"], timeout=ctx.limits.timeout,
+                              max_rows=ctx.limits.max_rows)
     return bool(last.ok) and not has_data(Candidate.from_result("agents", ctx.data["sql"],
                                                                 last).result)
 
