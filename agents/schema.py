@@ -229,6 +229,17 @@ class Schema:
                if fk.table in kept and fk.ref_table in kept]
         return Schema(db_name=self.db_name, tables=kept_tables, foreign_keys=fks)
 
+    def with_first(self, names: list[str]) -> "Schema":
+        """The same schema with the tables called ``names`` before the others, each group in
+        this schema's order (the Schema Retriever writes the part of the schema questions
+        about one application share first, :mod:`agents.retrieval.whole_part`)."""
+        ahead = {n.casefold() for n in names}
+        if not ahead:
+            return self
+        tables = ([t for t in self.tables if t.name.casefold() in ahead]
+                  + [t for t in self.tables if t.name.casefold() not in ahead])
+        return Schema(db_name=self.db_name, tables=tables, foreign_keys=list(self.foreign_keys))
+
     def _chosen(self, selection: dict | None) -> "Schema":
         return self if selection is None else self.subset(selection)
 

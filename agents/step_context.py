@@ -22,6 +22,7 @@ from .outputs import Generic, Output
 from .token_budget import over_context
 
 RETRIEVED_SCHEMA = "retrieved_schema"  # the state key the Schema Retriever leaves its selection in
+RETRIEVED_FIRST = "retrieved_first"    # ... and the tables its prompts write first, if any
 
 
 class StepError(Exception):
@@ -87,9 +88,10 @@ class StepContext:
         kept = self.data.get(RETRIEVED_SCHEMA) if isinstance(self.data, dict) else None
         if not kept:
             return self.db.schema
-        key = json.dumps(kept, sort_keys=True, default=str)
+        first = self.data.get(RETRIEVED_FIRST) or []
+        key = json.dumps([kept, first], sort_keys=True, default=str)
         if self._retrieved is None or self._retrieved[0] != key:
-            self._retrieved = (key, self.db.schema.subset(kept))
+            self._retrieved = (key, self.db.schema.subset(kept).with_first(first))
         return self._retrieved[1]
 
     # -- recording ----------------------------------------------------------------------------

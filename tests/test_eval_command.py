@@ -75,7 +75,7 @@ def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_
     capsys.readouterr()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["examples"] == str(examples.resolve())
-    assert manifest["params"] == {"baseline": {"schema_format": "macsql"}}
+    assert manifest["params"] == {"baseline": {"schema_format": "macsql", "keep_whole_part": True}}
 
     # another example file, or none, would mix few-shot settings: refused
     assert evaluate("--examples", str(other), "--param", "baseline.schema_format=macsql") == 2
@@ -252,6 +252,15 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [csma])})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"csma": {"global_data_first": False}}, [csma])})
+    # a baseline folder recorded before the whole part was kept resumes with it off only
+    baseline = get_pipeline("baseline")
+    (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"baseline": {}}}))
+    assert _recorded_params({}, [baseline]) == {"baseline": {"keep_whole_part": True}}
+    with pytest.raises(UsageError, match="'keep_whole_part': False.* there, "
+                                         ".*'keep_whole_part': True"):
+        _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [baseline])})
+    _check_manifest(tmp_path, {**base, "params": _recorded_params(
+        {"baseline": {"keep_whole_part": False}}, [baseline])})
     # a folder of any of the five recorded before the Final check resumes with it off only
     for name in ("macsql", "deasql", "r3", "csma", "selection"):
         pipeline = get_pipeline(name)

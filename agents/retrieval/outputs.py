@@ -13,6 +13,8 @@ def kept_because(row: dict) -> str:
     value, and the neighbour whose share lifted it over the floor."""
     if row.get("reason") == "join path":
         return "on the join path"
+    if row.get("reason") == "whole part":
+        return "in the best table's part of the schema"
     why = []
     if row.get("words"):
         why.append("matches " + ", ".join(row["words"]))
@@ -30,12 +32,18 @@ def apart_sentence(apart: list[str]) -> str:
             f"foreign keys connect) matches the question only weakly")
 
 
+def first_sentence(first: list[str]) -> str:
+    """What writing the best table's whole part first is, in words."""
+    return (f"written first, whole: the best table's part of the schema ({len(first)} tables), "
+            f"the same text for every question about it")
+
+
 @register
 @dataclass
 class SchemaRetrieval(Output):
     """Tables kept for the prompts (best first), the budget they had to fit, and what was
     dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words", "value",
-    "linked"}`` (``reason``: ranked or join path; ``columns`` kept of ``of``; ``words`` the
+    "linked"}`` (``reason``: ranked, join path or whole part; ``columns`` kept of ``of``; ``words`` the
     question's words the table matched; ``value`` whether it holds a value the question names;
     ``linked`` the foreign-key neighbour whose share of its score lifted the table over the
     floor, "" when its own score was enough)."""
@@ -54,6 +62,8 @@ class SchemaRetrieval(Output):
     schema_tokens: int = 0                # tokens the whole schema text would have taken
     context: int = 0                      # the model's context, in tokens
     values: list[str] = field(default_factory=list)  # stored values the question names
+    # the best table's whole part of the schema, written first in the prompts (keep_whole_part)
+    first: list[str] = field(default_factory=list)
 
     def text_lines(self) -> list[str]:
         lines = [f"  kept {len(self.kept)} of {self.tables} tables: about {self.tokens:,} of a "
@@ -71,4 +81,6 @@ class SchemaRetrieval(Output):
             lines.append(f"  {apart_sentence(self.apart)}: " + ", ".join(self.apart[:10]))
         if self.values:
             lines.append("  stored values named: " + "; ".join(self.values[:5]))
+        if self.first:
+            lines.append(f"  {first_sentence(self.first)}")
         return lines

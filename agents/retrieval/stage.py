@@ -19,13 +19,16 @@ from typing import Callable
 
 from ..engine import Step, StepContext, StepError
 from ..schema import Schema
+from ..step_context import RETRIEVED_FIRST as FIRST_KEY
 from ..step_context import RETRIEVED_SCHEMA as STATE_KEY
 from ..token_budget import answer_tokens, context_setting, context_size, estimate_tokens
 from ..value_grounding import Grounding, GroundingLimits, ground_question
 from .fit import Fit, NothingFits, fit, form_cost
 from .outputs import SchemaRetrieval
-from .parts import schema_parts, strong_parts
+from .parts import Parts, schema_parts, strong_parts
 from .ranking import Ranking, rank
+from .whole_part import PARAM as WHOLE_PART
+from .whole_part import whole_part
 
 RETRIEVE = "retrieve"
 QUESTION_COPIES = 2      # a prompt may hold the question twice (asked, then restated)
@@ -150,9 +153,14 @@ def retrieve(ctx: StepContext) -> str:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
                         f"context ({context_setting(ctx.llm)}) or ask about a smaller "
                         f"database") from None
+    first: list[str] = []
+    if ctx.params.get(WHOLE_PART):
+        result, first = ranked.completed(result, form_cost(spec.forms(ctx.params)), budget)
     ranking = ranked.ranking
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
+    if first:
+        ctx.data[FIRST_KEY] = first
     kept = schema.subset(result.selection)
     ctx.set_output(SchemaRetrieval(
         kept=[_row(schema, kept, name, result.reasons[name], ranking, best) for name in
@@ -163,7 +171,8 @@ def retrieve(ctx: StepContext) -> str:
         apart=[n for n in ranked.apart if n not in result.selection],
         tables=len(schema.tables), columns=sum(len(t.columns) for t in schema.tables),
         budget=budget, tokens=result.tokens, schema_tokens=whole,
-        context=context_size(ctx.llm), values=[m.condition() for m in ranked.grounding.matches]))
+        context=context_size(ctx.llm), values=[m.condition() for m in ranked.grounding.matches],
+        first=first))
     return ctx.pipeline.start_step(ctx)
 
 
@@ -180,11 +189,17 @@ class Candidates:
     order: list[str]
     apart: list[str]
     matched: bool
+    parts: Parts
 
     def fitted(self, cost, budget: int) -> Fit:
         """What of ``order`` fits ``budget`` (measured by ``cost``). Raises
         :class:`NothingFits`."""
         return fit(self.schema, self.order, self.ranking.columns, cost, budget)
+
+    def completed(self, result: Fit, cost, budget: int) -> tuple[Fit, list[str]]:
+        """``result`` with its best table's whole part, and that part's tables to write
+        first (:func:`.whole_part.whole_part`)."""
+        return whole_part(self.schema, self.parts, result, self.ranking.order, cost, budget)
 
 
 def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_FLOOR,
@@ -194,21 +209,23 @@ def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_
     grounding = ground_question(db, question, GROUNDING)
     ranking = rank(schema, question, evidence or "", grounding.matches)
     over = over_floor(ranking, floor)
-    order = (strong_parts(over, ranking.scores, schema_parts(schema), part_floor)
-             if part_floor else over)
+    parts = schema_parts(schema)
+    order = strong_parts(over, ranking.scores, parts, part_floor) if part_floor else over
     return Candidates(schema=schema, ranking=ranking, grounding=grounding,
                       order=order or list(ranking.order),
-                      apart=[n for n in over if n not in order], matched=bool(over))
+                      apart=[n for n in over if n not in order], matched=bool(over),
+                      parts=parts)
 
 
 def choose(db, question: str, evidence: str | None, cost, budget: int,
-           floor: float = RELATIVE_FLOOR,
-           part_floor: float = PART_FLOOR) -> tuple[Candidates, Fit]:
+           floor: float = RELATIVE_FLOOR, part_floor: float = PART_FLOOR,
+           keep_whole_part: bool = False) -> tuple[Candidates, Fit]:
     """The Schema Retriever's choice, with no run around it (benchmarks replay it): the
-    candidates for the question, and what of them fits ``budget`` (measured by ``cost``).
-    Raises :class:`NothingFits`."""
+    candidates for the question, and what of them fits ``budget`` (measured by ``cost``),
+    with the best table's whole part when ``keep_whole_part``. Raises :class:`NothingFits`."""
     found = candidates(db, question, evidence, floor, part_floor)
-    return found, found.fitted(cost, budget)
+    result = found.fitted(cost, budget)
+    return found, (found.completed(result, cost, budget)[0] if keep_whole_part else result)
 
 
 def over_floor(ranking, floor: float = RELATIVE_FLOOR, parts=None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.retrieval import SchemaRetrieval
-from agents.retrieval.outputs import apart_sentence, kept_because
+from agents.retrieval.outputs import apart_sentence, first_sentence, kept_because
 
 from ui.format import md_text
 
@@ -36,3 +36,5 @@ def render_retrieval(found: SchemaRetrieval) -> None:
     if found.values:
         st.caption("Stored values the question names: " +
                    "; ".join(md_text(v) for v in found.values[:5]))
+    if found.first:
+        st.caption(f"{first_sentence(found.first).capitalize()}: {names(found.first[:12])}")

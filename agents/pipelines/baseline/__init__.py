@@ -13,7 +13,7 @@ from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...outputs import SQLDraft
 from ...parsing import extract_sql
 from ...prompts import load, render
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from ...schema_ddl import DDLLayout, render_create_tables
 from ..common import macsql_schema, user_message
 
@@ -62,10 +62,13 @@ class Baseline(Retrieving, Pipeline):
     title = "Baseline (single prompt)"
     description = "One model call: schema and question in, SQL out."
     params = [
+        whole_part.param_spec(True),
         ParamSpec("schema_format", "ddl", kind="choice", choices=["ddl", "macsql"],
                   help="how the schema is shown: CREATE TABLE statements with example values "
                        "as comments, or MAC-SQL's column lists"),
     ]
+    # Runs recorded before the option wrote only the tables retrieval chose.
+    earlier_defaults = {whole_part.PARAM: False}
     steps = [retrieval_step(then=("writer",)),
              Step("writer", "SQL Writer", write_sql, "Write the SQL", then=(END,))]
     # The writer's prompt holds the schema in the chosen format, the question and ~150 tokens

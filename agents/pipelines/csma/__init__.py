@@ -161,7 +161,7 @@ likewise ``own_written_sql``, ``own_written_error`` and ``own_rewrite``); global
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from .. import baseline, final_check
 from ..common import macsql_schema
 from . import global_writer, steps
@@ -187,6 +187,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Wu et al., Cooperative SQL Generation for Segmented Databases By Using "
              "Multi-functional LLM Agents")
     params = [
+        whole_part.param_spec(False),
         ParamSpec("n_agents", 2, "agents sharing the schema (equal contiguous split by table "
                   "order; ignored when a partition is given)", min=1, max=8),
         ParamSpec("partition", "", 'optional JSON mapping agent numbers to their tables, e.g. '

@@ -29,7 +29,7 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from .. import final_check, repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
@@ -45,6 +45,7 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
              "through Workflow Paradigm, Findings of ACL 2024")
     params = [
+        whole_part.param_spec(False),
         ParamSpec("information_filter", True,
                   help="cut the schema to the tables and columns the question needs (off: the "
                        "paper's 'w/o information filter' ablation, the whole schema is used)"),

@@ -27,7 +27,7 @@ shows them as a list instead, ``off`` is the paper), so a value is written as it
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import Retrieving, retrieval_step
+from ...retrieval import Retrieving, retrieval_step, whole_part
 from .. import final_check, repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector, values
 
@@ -40,6 +40,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "
              "COLING 2025")
     params = [
+        whole_part.param_spec(False),
         ParamSpec("use_selector", "context", kind="choice",
                   choices=["auto", "context", "always", "never"],
                   help="auto: the reference implementation's rule, run the Selector unless the "

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
 
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from .. import final_check, repeat_retry, runnable_ending
 from . import steps
 
@@ -51,6 +51,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
              "Multi-Agent System for Text-to-SQL Tasks")
     params = [
+        whole_part.param_spec(False),
         ParamSpec("writer_style", "direct", "SQL-Writer prompting: chain of thought (cot) or "
                   "program of thoughts, Python before SQL (pot; the paper's best setting), or "
                   "direct: the SQL alone, a variant for small models whose reasoning drifts",

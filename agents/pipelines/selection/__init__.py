@@ -74,7 +74,7 @@ needed, so a run resumed at the vote with another order votes in that order. Out
 from __future__ import annotations
 
 from ...engine import END, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from .. import baseline, final_check
 from ..common import macsql_schema
 from ..deasql.shared import table_info
@@ -92,6 +92,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
              "ICLR 2025): multiple generators, selection by execution")
     params = [
+        whole_part.param_spec(False),
         GeneratorList("generators", "cot,writer,decomposer", kind="str",
                       help="writers that each propose a candidate, most trusted first (ties "
                            "go to the first): " + ", ".join(

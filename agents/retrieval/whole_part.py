@@ -1,0 +1,72 @@
+"""The best-ranked table's whole part of the schema, kept and written first.
+
+Why: on a CPU most of a question's seconds go to reading the prompt, and the model server
+reads only what its cache does not already hold -- the text after the longest beginning a
+prompt shares with one it has read. Asked about a database within the budget, consecutive
+questions send the same instructions and schema, so the server reads little more than the
+question. Retrieval gives each question its own tables instead (one question about singers
+keeps ``singer`` and ``song``, the next ``singer`` and ``concert``), so consecutive prompts part
+early and are read almost whole: about twice the seconds of a question on the file with
+distractors (``bench/README.md``).
+
+A question about one application of a large file mostly ranks a table of that application
+first, and the tables of one application are a part of the schema (:mod:`.parts`). Kept whole
+and written first, in the database's order, that part is the same text for every such question,
+so the server reads only the tables kept from elsewhere and the question. The cost is the part's
+other tables: a few hundred tokens that the cache makes cheap after the first question, and
+tables the question did not match that the model may read (on a database within the budget it
+sees all of them anyway).
+
+A part is completed only when it is small -- at most :data:`WHOLE_PART_SHARE` of the schema
+budget -- and the whole selection still fits the budget; otherwise (a database that is one large
+connected schema) retrieval keeps what it chose. A table no foreign key links to another is a
+part of its own and has nothing to complete.
+"""
+
+from __future__ import annotations
+
+from ..engine import ParamSpec
+from .fit import Cost, Fit
+from .parts import Parts
+
+PARAM = "keep_whole_part"
+REASON = "whole part"
+# The largest part completed, as a share of the schema budget: every part of Spider's merged
+# dev databases is under it (the largest, 11 tables, about 1,600 tokens of a ~6,700 budget), and
+# a part larger than that costs more to read the first time than its reuse saves.
+WHOLE_PART_SHARE = 0.25
+
+
+def whole_part(schema, parts: Parts, result: Fit, order: list[str], cost: Cost,
+               budget: int, share: float = WHOLE_PART_SHARE) -> tuple[Fit, list[str]]:
+    """``result`` with the whole part of its best-ranked kept table (first of ``order`` that
+    was kept) added, and that part's tables in the database's order (the tables to write
+    first); ``result`` as it is and ``[]`` when there is nothing to complete or it does not
+    fit."""
+    best = next((name for name in order if name in result.selection), None)
+    if best is None or best in parts.alone:
+        return result, []
+    members = [t.name for t in schema.tables if parts.of.get(t.name) == parts.of.get(best)]
+    whole = dict.fromkeys(members, "keep_all")
+    if len(members) < 2 or cost(schema.subset(whole)) > share * budget:
+        return result, []
+    selection = {**result.selection, **whole}
+    tokens = cost(schema.subset(selection))
+    if tokens > budget:
+        return result, []
+    reasons = {**result.reasons,
+               **{name: REASON for name in members if name not in result.selection}}
+    return Fit(selection=selection, reasons=reasons, tokens=tokens), members
+
+
+
+def param_spec(default: bool):
+    """The pipeline option; on by default only where a measurement chose it (``baseline``:
+    ``bench/README.md``), so every other pipeline answers as it was measured until then."""
+    return ParamSpec(PARAM, default,
+                     help="when the schema is too long for the prompts and retrieval keeps part "
+                          "of it: also keep the whole part of the schema (the tables foreign "
+                          "keys connect) of the best-ranked table when it is small, written "
+                          "first, so questions about one application of a large database "
+                          "share their prompts' beginning and the model server reads less of "
+                          "each; off: only the tables retrieval chose, in the database's order")
