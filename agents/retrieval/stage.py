@@ -199,7 +199,8 @@ class Candidates:
     def completed(self, result: Fit, cost, budget: int) -> tuple[Fit, list[str]]:
         """``result`` with its best table's whole part, and that part's tables to write
         first (:func:`.whole_part.whole_part`)."""
-        return whole_part(self.schema, self.parts, result, self.ranking.order, cost, budget)
+        return whole_part(self.schema, self.parts, result, self.ranking.order,
+                          self.ranking.scores, cost, budget)
 
 
 def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_FLOOR,

@@ -12,3 +12,11 @@ def test_the_retriever_view_names_the_tables_set_apart(charts_db):
     shown = texts(draw([e.to_dict() for e in run.events]).status[0])
     assert "matches the question only weakly: `chart_week`, `chart_singer`" in shown
     assert "table(s) left out" in shown
+
+
+def test_the_retriever_view_says_which_part_is_written_first(charts_db):
+    run, _ = charts_run(charts_db)
+    assert run.events[0].output.first == ["singer", "concert", "singer_in_concert"]
+    shown = texts(draw([e.to_dict() for e in run.events]).status[0])
+    assert ("Written first, whole: the best table's part of the schema (3 tables), the same "
+            "text for every question about it: `singer`, `concert`, `singer_in_concert`") in shown
