@@ -84,7 +84,7 @@ class StepContext:
     def schema(self):
         """The schema the agents work on: the database's, or the part the Schema Retriever
         kept for this question when the whole is too long for the prompts
-        (:mod:`agents.retrieval`)."""
+        (:mod:`agents.retrieval`), with the tables it writes first, if any, first."""
         kept = self.data.get(RETRIEVED_SCHEMA) if isinstance(self.data, dict) else None
         if not kept:
             return self.db.schema

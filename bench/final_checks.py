@@ -44,7 +44,7 @@ from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: 
 from agents.pipelines.final_check import (CASE, FROM_TABLE, JOINS, KEYS, PARTS,  # noqa: E402
                                           STEP, ending_for)
 from agents.retrieval import RETRIEVE  # noqa: E402
-from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
+from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA  # noqa: E402
 from agents.step_context import ExecLimits  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -73,11 +73,13 @@ def kept_schema(schema, record: dict, later: dict | None):
     events = (later or {}).get("events") or []
     step = next((e for e in events if e.get("step") == RETRIEVE), None)
     if step is not None:
-        return schema.subset({row["table"]: "keep_all"
-                              for row in (step.get("parsed") or {}).get("kept") or []})
+        parsed = step.get("parsed") or {}
+        return schema.subset({row["table"]: "keep_all" for row in parsed.get("kept") or []})\
+            .with_first(parsed.get("first") or [])
     recorded = ((record.get("run") or {}).get("events") or [{}])[-1].get("data") or {}
     kept = recorded.get(RETRIEVED_SCHEMA)
-    return schema.subset(kept) if kept else schema
+    return (schema.subset(kept).with_first(recorded.get(RETRIEVED_FIRST) or []) if kept
+            else schema)
 
 
 def _ended(record: dict, later: dict | None) -> bool:

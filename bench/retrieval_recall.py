@@ -24,6 +24,14 @@ looked up in the columns retrieval kept, as the pipeline does, and for compariso
 database -- matches, questions with any, matches in a column the writers cannot see, and how
 many of the gold queries' string literals (``'France'``) are among the matches they can see.
 
+With ``--whole-part`` it also reports, at the adopted floors, what ``keep_whole_part``
+(:mod:`agents.retrieval.whole_part`) does per margin (the share of the best score a kept table
+of another part may reach for the best table's part to be completed, ``--margins``; the
+adopted one is :data:`~agents.retrieval.whole_part.WHOLE_PART_MARGIN`, over 1 for no such rule):
+how many questions get their best part completed and written first, for how many of those the
+best-ranked table lies in another database than the question's (a look-alike written first),
+and the tables and tokens kept.
+
 Retrieval is deterministic, so this is what retrieval itself costs or saves, apart from the model.
 Nothing is asserted: it is a measurement.
 """
@@ -53,6 +61,7 @@ from agents.retrieval.ranking import NEIGHBOUR_SHARE, rank  # noqa: E402
 from agents.retrieval.stage import (GROUNDING, PART_FLOOR, QUESTION_COPIES,  # noqa: E402
                                     RELATIVE_FLOOR, over_floor)
 from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
+from agents.retrieval.whole_part import WHOLE_PART_MARGIN, whole_part  # noqa: E402
 from agents.value_grounding import ground_question  # noqa: E402
 
 
@@ -130,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grounding", action="store_true",
                         help="also report what value grounding shows the writers (at the "
                              "adopted floor)")
+    parser.add_argument("--whole-part", action="store_true",
+                        help="also report what keep_whole_part does, per --margins")
+    parser.add_argument("--margins", default=f"1.01,0.8,{WHOLE_PART_MARGIN},0.6",
+                        help="margins for --whole-part (over 1: no rival part holds it back)")
     args = parser.parse_args(argv)
     db = open_database(args.db)
     pipeline = get_pipeline(args.pipeline)
@@ -173,8 +186,39 @@ def main(argv: list[str] | None = None) -> int:
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
             asked.append((q, db.schema.subset(result.selection)))
         report["grounding"] = grounding_report(db, asked)
+    if args.whole_part:
+        report["whole_part"] = whole_part_report(db, ranked, parts, cost, args,
+                                                 [float(m) for m in args.margins.split(",")])
     print(json.dumps(report, indent=1))
     return 0
+
+
+def whole_part_report(db, ranked: list, parts, cost, args, margins: list[float]) -> dict:
+    """Per margin: questions whose best part is completed, of them those whose best-ranked
+    table is of another database, and the tables and tokens kept then."""
+    data = Path(args.data)
+    fitted = []
+    for q, ranking, budget in ranked:
+        order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor)
+        fitted.append((q, ranking, budget, fit(db.schema, order or list(ranking.order),
+                                               ranking.columns, cost, budget)))
+    report = {}
+    for margin in margins:
+        completed = elsewhere = 0
+        tables, tokens = [], []
+        for q, ranking, budget, result in fitted:
+            done, first = whole_part(db.schema, parts, result, ranking.order, ranking.scores,
+                                     cost, budget, margin=margin)
+            tables.append(len(done.selection))
+            tokens.append(done.tokens)
+            if first:
+                completed += 1
+                best = next(n for n in ranking.order if n in result.selection)
+                elsewhere += best.lower() not in own_tables(data, q.db_id)
+        report[str(margin)] = {"completed": completed, "best_table_of_another_database":
+                               elsewhere, "tables_p50": statistics.median(tables),
+                               "tokens_p50": statistics.median(tokens)}
+    return report
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
 from agents.events import Run  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
-from agents.retrieval import RETRIEVE  # noqa: E402
-from agents.step_context import RETRIEVED_SCHEMA  # noqa: E402
+from agents.retrieval import RETRIEVE, whole_part  # noqa: E402
+from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA  # noqa: E402
 from agents.retrieval.fit import NothingFits, form_cost  # noqa: E402
 from agents.retrieval.stage import choose  # noqa: E402
 
@@ -53,16 +53,22 @@ def retrieval_changed(asked_on: str):
         if event.status != "ok":
             return None           # it failed before choosing (no room at all): it would again
         pipeline = get_pipeline(run.pipeline)
-        cost = form_cost(pipeline.retrieval.forms(pipeline.resolve_recorded(run.params)))
+        params = pipeline.resolve_recorded(run.params)
+        cost = form_cost(pipeline.retrieval.forms(params))
+        budget = int(event.inputs["budget"])
         try:
-            found, kept_now = choose(db, run.question, run.evidence, cost,
-                                     int(event.inputs["budget"]))
+            found, kept_now = choose(db, run.question, run.evidence, cost, budget)
         except NothingFits:
             return index          # it kept tables then and would fail now
+        first: list[str] = []
+        if params.get(whole_part.PARAM):
+            kept_now, first = found.completed(kept_now, cost, budget)
         values = [m.condition() for m in found.grounding.matches]
-        kept = (event.data or {}).get(RETRIEVED_SCHEMA)
+        data = event.data or {}
         recorded = (event.parsed or {}).get("values") or []
-        return index if values != recorded or kept_now.selection != kept else None
+        changed = (values != recorded or kept_now.selection != data.get(RETRIEVED_SCHEMA)
+                   or first != (data.get(RETRIEVED_FIRST) or []))
+        return index if changed else None
     return find
 
 

@@ -233,3 +233,65 @@ def test_the_rule_changes_nothing_on_a_schema_within_the_budget(tmp_path):
         assert runs[0].events[0].step == "writer"
     finally:
         db.close()
+
+
+def test_recorded_runs_with_the_part_completed_are_not_taken_for_changed_ones(monkeypatch,
+                                                                              concerts):
+    """``bench/retrieval_reruns.py`` asks retrieval again with the run's recorded parameters:
+    a run that kept the whole part reads back as unchanged, one recorded without it (or with
+    another order) as changed."""
+    from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
+    from test_resume_recorded import bench_script
+
+    reruns = bench_script(monkeypatch, "retrieval_reruns")
+    runs, _ = asked(concerts, ASKED[1:])
+    run = runs[0]
+    find = reruns.retrieval_changed(str(concerts.path))
+    assert find(run) is None
+    retrieval = run.events[0]
+    retrieval.data[RETRIEVED_FIRST] = list(reversed(PART))
+    assert find(run) == 0                       # written in another order
+    retrieval.data[RETRIEVED_FIRST] = PART
+    retrieval.data[RETRIEVED_SCHEMA].pop("stadium")
+    assert find(run) == 0                       # recorded without the part's other tables
+
+
+def test_csma_splits_the_kept_tables_in_the_databases_order(concerts):
+    """The part written first is a matter of the prompts' text: CSMA's agents still own equal,
+    contiguous runs of the kept tables in the database's order."""
+    from agents.pipelines.csma import PIPELINE as CSMA
+
+    with ScriptedLLM(context_size=CONTEXT) as server:
+        server.when(lambda req: True, answer)
+        run = run_to_end(start_run(CSMA, ASKED[0], concerts, client(server, n_ctx=CONTEXT),
+                                   params={PARAM: True}))
+    assert run.events[0].output.first == PART
+    partition = next(e for e in run.events if e.step == "partition")
+    names = [t.name for t in concerts.schema.tables]
+    owned = [t for agent in partition.parsed["agents"]
+             for t in sorted(agent["tables"], key=names.index)]
+    assert len(partition.parsed["agents"]) == 2 and set(PART) <= set(owned)
+    assert owned == sorted(owned, key=names.index)
+
+
+def test_pipelines_write_the_part_first_in_their_prompts(concerts):
+    for name in ("macsql", "r3", "selection"):
+        with ScriptedLLM(context_size=CONTEXT) as server:
+            server.when(lambda req: True, answer)
+            run = run_to_end(start_run(get_pipeline(name), ASKED[0], concerts,
+                                       client(server, n_ctx=CONTEXT), params={PARAM: True}))
+            assert run.status == "done", (name, run.error)
+            texts = [str(m.get("content") or "") for r in server.requests
+                     for m in r["messages"]]
+        shown = next(t for t in texts if "stadium" in t and "singer_in_concert" in t)
+        places = [shown.index(t) for t in ("stadium", "concert", "singer_in_concert")]
+        assert places == sorted(places), name
+        others = [t.name for t in concerts.schema.tables if t.name not in PART
+                  and t.name in shown]
+        assert all(shown.index(o) > places[-1] for o in others), name
+
+
+def test_nothing_matched_leaves_nothing_to_complete():
+    schema = _schema()
+    kept = Fit(selection={"a": "keep_all"}, reasons={"a": "ranked"}, tokens=20)
+    assert whole_part(schema, schema_parts(schema), kept, ["a"], {}, _cost, 1000) == (kept, [])

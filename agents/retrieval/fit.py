@@ -32,6 +32,7 @@ class Fit:
 
     selection: dict = field(default_factory=dict)   # table -> "keep_all" | [column, ...]
     reasons: dict = field(default_factory=dict)     # table -> "ranked" | "join path"
+    #                                                 (| "whole part": .whole_part)
     tokens: int = 0
 
 

@@ -8,12 +8,15 @@ from typing import ClassVar
 from ..outputs.base import Output, register
 
 
+WHOLE_PART = "whole part"   # a kept table's reason: it lies in the best table's part
+
+
 def kept_because(row: dict) -> str:
     """Why a kept table was kept, in words: the join path, or its matched words and stored
     value, and the neighbour whose share lifted it over the floor."""
     if row.get("reason") == "join path":
         return "on the join path"
-    if row.get("reason") == "whole part":
+    if row.get("reason") == WHOLE_PART:
         return "in the best table's part of the schema"
     why = []
     if row.get("words"):
@@ -43,10 +46,10 @@ def first_sentence(first: list[str]) -> str:
 class SchemaRetrieval(Output):
     """Tables kept for the prompts (best first), the budget they had to fit, and what was
     dropped. ``kept`` rows: ``{"table", "reason", "score", "columns", "of", "words", "value",
-    "linked"}`` (``reason``: ranked, join path or whole part; ``columns`` kept of ``of``; ``words`` the
-    question's words the table matched; ``value`` whether it holds a value the question names;
-    ``linked`` the foreign-key neighbour whose share of its score lifted the table over the
-    floor, "" when its own score was enough)."""
+    "linked"}`` (``reason``: ranked, join path or whole part; ``columns`` kept of ``of``;
+    ``words`` the question's words the table matched; ``value`` whether it holds a value the
+    question names; ``linked`` the foreign-key neighbour whose share of its score lifted the
+    table over the floor, "" when its own score was enough)."""
 
     kind: ClassVar[str] = "schema_retrieval"
     required: ClassVar[tuple[str, ...]] = ("kept",)
@@ -82,5 +85,5 @@ class SchemaRetrieval(Output):
         if self.values:
             lines.append("  stored values named: " + "; ".join(self.values[:5]))
         if self.first:
-            lines.append(f"  {first_sentence(self.first)}")
+            lines.append(f"  {first_sentence(self.first)}: " + ", ".join(self.first[:12]))
         return lines

@@ -159,6 +159,7 @@ def retrieve(ctx: StepContext) -> str:
     ranking = ranked.ranking
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
+    ctx.data.pop(FIRST_KEY, None)
     if first:
         ctx.data[FIRST_KEY] = first
     kept = schema.subset(result.selection)

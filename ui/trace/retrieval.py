@@ -37,4 +37,6 @@ def render_retrieval(found: SchemaRetrieval) -> None:
         st.caption("Stored values the question names: " +
                    "; ".join(md_text(v) for v in found.values[:5]))
     if found.first:
-        st.caption(f"{first_sentence(found.first).capitalize()}: {names(found.first[:12])}")
+        said = first_sentence(found.first)
+        more = ", …" if len(found.first) > 12 else ""
+        st.caption(f"{said[:1].upper()}{said[1:]}: {names(found.first[:12])}{more}")

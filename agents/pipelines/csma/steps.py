@@ -223,7 +223,9 @@ def _short(value) -> str:
 def partition(ctx: StepContext) -> str:
     """Give every agent its private schema: the user's partition, or equal contiguous parts."""
     schema = ctx.schema
-    tables = schema.table_names()
+    # in the database's order, even where retrieval writes a part of the schema first
+    position = {name: i for i, name in enumerate(ctx.db.schema.table_names())}
+    tables = sorted(schema.table_names(), key=lambda name: position.get(name, len(position)))
     if not tables:
         raise StepError("the database has no tables to split among agents")
     try:
