@@ -147,15 +147,16 @@ def retrieve(ctx: StepContext) -> str:
     if not ranked.matched:
         ctx.note("no table matches the question's words or values: tables kept in "
                  "database order")
+    cost = form_cost(spec.forms(ctx.params))
     try:
-        result = ranked.fitted(form_cost(spec.forms(ctx.params)), budget)
+        result = ranked.fitted(cost, budget)
     except NothingFits as exc:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
                         f"context ({context_setting(ctx.llm)}) or ask about a smaller "
                         f"database") from None
     first: list[str] = []
     if ctx.params.get(WHOLE_PART):
-        result, first = ranked.completed(result, form_cost(spec.forms(ctx.params)), budget)
+        result, first = ranked.completed(result, cost, budget)
     ranking = ranked.ranking
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
@@ -220,14 +221,14 @@ def candidates(db, question: str, evidence: str | None, floor: float = RELATIVE_
 
 
 def choose(db, question: str, evidence: str | None, cost, budget: int,
-           floor: float = RELATIVE_FLOOR, part_floor: float = PART_FLOOR,
-           keep_whole_part: bool = False) -> tuple[Candidates, Fit]:
+           floor: float = RELATIVE_FLOOR,
+           part_floor: float = PART_FLOOR) -> tuple[Candidates, Fit]:
     """The Schema Retriever's choice, with no run around it (benchmarks replay it): the
-    candidates for the question, and what of them fits ``budget`` (measured by ``cost``),
-    with the best table's whole part when ``keep_whole_part``. Raises :class:`NothingFits`."""
+    candidates for the question, and what of them fits ``budget`` (measured by ``cost``;
+    :meth:`Candidates.completed` adds the best table's whole part). Raises
+    :class:`NothingFits`."""
     found = candidates(db, question, evidence, floor, part_floor)
-    result = found.fitted(cost, budget)
-    return found, (found.completed(result, cost, budget)[0] if keep_whole_part else result)
+    return found, found.fitted(cost, budget)
 
 
 def over_floor(ranking, floor: float = RELATIVE_FLOOR, parts=None,
