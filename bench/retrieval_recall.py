@@ -12,7 +12,9 @@ table's score under which a table is left out, :data:`agents.retrieval.stage.REL
 with the share of its best foreign-key neighbour's score each table gains (``--neighbour-share``,
 0 for none: :data:`agents.retrieval.ranking.NEIGHBOUR_SHARE`) and the share of the best score
 the best table of a table's part of the schema must reach for it to stay (``--part-floor``, 0
-for no such rule: :data:`agents.retrieval.stage.PART_FLOOR`). It reports how many questions
+for no such rule: :data:`agents.retrieval.stage.PART_FLOOR`) and the share of the question's
+words the best-covering part covers that a part must cover (``--part-coverage``, 0 for none:
+:data:`agents.retrieval.stage.PART_COVERAGE`). It reports how many questions
 keep every table their gold query reads (under its merged name), the schema tokens kept
 (median, p90, max) within ``baseline``'s budget, the tables kept (median) and how many of them,
 on average, come from another database than the question's (look-alikes the model may take
@@ -58,8 +60,8 @@ from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval.fit import fit, form_cost  # noqa: E402
 from agents.retrieval.parts import schema_parts  # noqa: E402
 from agents.retrieval.ranking import NEIGHBOUR_SHARE, rank  # noqa: E402
-from agents.retrieval.stage import (GROUNDING, PART_FLOOR, QUESTION_COPIES,  # noqa: E402
-                                    RELATIVE_FLOOR, over_floor)
+from agents.retrieval.stage import (GROUNDING, PART_COVERAGE, PART_FLOOR,  # noqa: E402
+                                    QUESTION_COPIES, RELATIVE_FLOOR, over_floor)
 from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
 from agents.retrieval.whole_part import WHOLE_PART_MARGIN, whole_part  # noqa: E402
 from agents.value_grounding import ground_question  # noqa: E402
@@ -135,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part-floor", type=float, default=PART_FLOOR,
                         help="share of the best score a table's part of the schema must reach "
                              f"(the adopted one: {PART_FLOOR}; 0: no such rule)")
+    parser.add_argument("--part-coverage", type=float, default=PART_COVERAGE,
+                        help="share of the question's words the best-covering part covers that "
+                             "a part must cover (the adopted one: "
+                             f"{PART_COVERAGE}; 0: no such rule)")
     parser.add_argument("--pipeline", default="baseline")
     parser.add_argument("--grounding", action="store_true",
                         help="also report what value grounding shows the writers (at the "
@@ -159,13 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     parts = schema_parts(db.schema)
     report = {"db": args.db, "seed": args.seed, "questions": len(ranked),
               "pipeline": args.pipeline, "neighbour_share": args.neighbour_share,
-              "part_floor": args.part_floor,
+              "part_floor": args.part_floor, "part_coverage": args.part_coverage,
               "ranking_seconds": round(time.perf_counter() - started, 1),
               "floors": {}}
     for floor in (float(f) for f in args.floors.split(",")):
         tokens, kept_all, tables, others = [], 0, [], []
         for q, ranking, budget in ranked:
-            order = over_floor(ranking, floor, parts, args.part_floor)
+            order = over_floor(ranking, floor, parts, args.part_floor, args.part_coverage)
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
             tokens.append(result.tokens)
             kept = {name.lower() for name in result.selection}
@@ -182,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.grounding:
         asked = []
         for q, ranking, budget in ranked:
-            order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor)
+            order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor,
+                               args.part_coverage)
             result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
             asked.append((q, db.schema.subset(result.selection)))
         report["grounding"] = grounding_report(db, asked)
@@ -199,7 +206,8 @@ def whole_part_report(db, ranked: list, parts, cost, args, margins: list[float])
     data = Path(args.data)
     fitted = []
     for q, ranking, budget in ranked:
-        order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor)
+        order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor,
+                               args.part_coverage)
         fitted.append((q, ranking, budget, fit(db.schema, order or list(ranking.order),
                                                ranking.columns, cost, budget)))
     report = {}

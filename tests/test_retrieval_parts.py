@@ -76,7 +76,8 @@ def charts_run(db):
 
 def test_retrieval_sets_a_look_alike_part_apart_and_the_trace_names_it(charts_db):
     cost = form_cost(BASELINE.retrieval.forms({p.name: p.default for p in BASELINE.params}))
-    plain, kept = choose(charts_db, QUESTION, "", cost, budget=6000, part_floor=0)
+    plain, kept = choose(charts_db, QUESTION, "", cost, budget=6000, part_floor=0,
+                         part_coverage=0)
     best = plain.ranking.scores[plain.ranking.order[0]]
     # the case the rule is for: over the floor, in a part that matches weakly
     for name in ("chart_singer", "chart_week"):

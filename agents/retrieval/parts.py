@@ -12,6 +12,14 @@ A table that no foreign key links to another table is a part of its own and says
 way (a database that declares no keys is all such tables): the rule leaves it to the plain
 floor. Links are those :func:`~.fit.foreign_key_links` gives, which the ranking and the join
 paths use too.
+
+A part's best table can match the question as well as the right part's best table does -- both
+name a ``director``, or a ``course`` -- while the right part also holds the question's other
+words (``cartoon``, ``language``) in its other tables. :func:`covering_parts` is the second
+rule: a part must cover, among its tables over the floor, nearly as many of the question's
+words (and stored values) as the part covering the most
+(:data:`agents.retrieval.stage.PART_COVERAGE`). Numbers are not counted: "the 3 most
+populated" names a quantity, not a table, and a digit in some stored text matched it.
 """
 
 from __future__ import annotations
@@ -54,5 +62,29 @@ def strong_parts(candidates: list[str], scores: dict[str, float], parts: Parts,
     share no part reaches (over 1) leaves every candidate rather than none."""
     best = max((scores.get(n, 0.0) for n in candidates), default=0.0)
     strong = {parts.of.get(n, n) for n in candidates if scores.get(n, 0.0) >= share * best}
+    return [n for n in candidates
+            if n in parts.alone or parts.of.get(n, n) in strong] or list(candidates)
+
+
+def covered_words(tables: list[str], matched: dict[str, list[str]], valued: set[str]) -> int:
+    """How many of the question's words ``tables`` match between them (a number is no such
+    word), counting a stored value the question names as one more."""
+    hit = {w for name in tables for w in matched.get(name, ()) if not w.isdigit()}
+    return len(hit) + any(name in valued for name in tables)
+
+
+def covering_parts(candidates: list[str], matched: dict[str, list[str]], valued: set[str],
+                   parts: Parts, share: float) -> list[str]:
+    """``candidates`` (in their order) less the tables of a part whose candidates cover fewer
+    than ``share`` of the question's words that the best-covering part's candidates cover
+    (:func:`covered_words`); tables no foreign key links to another always stay, and count
+    for no part. A share no part reaches leaves every candidate rather than none."""
+    members: dict[str, list[str]] = {}
+    for name in candidates:
+        if name not in parts.alone:
+            members.setdefault(parts.of.get(name, name), []).append(name)
+    covered = {part: covered_words(tables, matched, valued) for part, tables in members.items()}
+    most = max(covered.values(), default=0)
+    strong = {part for part, count in covered.items() if count >= share * most}
     return [n for n in candidates
             if n in parts.alone or parts.of.get(n, n) in strong] or list(candidates)
