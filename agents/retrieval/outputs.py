@@ -32,7 +32,8 @@ def kept_because(row: dict) -> str:
 def apart_sentence(apart: list[str]) -> str:
     """Why the tables in ``apart`` were left out although they scored over the floor."""
     return (f"{len(apart)} of them matched, but their part of the schema (the tables their "
-            f"foreign keys connect) matches the question only weakly")
+            f"foreign keys connect) matches the question only weakly, or fewer of its words "
+            f"than another part")
 
 
 def first_sentence(first: list[str]) -> str:
@@ -56,7 +57,8 @@ class SchemaRetrieval(Output):
     kept: list[dict] = field(default_factory=list)
     dropped: int = 0                      # tables left out
     dropped_best: list[str] = field(default_factory=list)  # the best-ranked of them
-    # tables over the floor left out because their part of the schema matches only weakly
+    # tables over the floor left out because their part of the schema matches only weakly, or
+    # covers fewer of the question's words than another part
     apart: list[str] = field(default_factory=list)
     tables: int = 0                       # tables in the database
     columns: int = 0                      # columns in the database

@@ -13,11 +13,11 @@ way (a database that declares no keys is all such tables): the rule leaves it to
 floor. Links are those :func:`~.fit.foreign_key_links` gives, which the ranking and the join
 paths use too.
 
-A part's best table can match the question as well as the right part's best table does -- both
-name a ``director``, or a ``course`` -- while the right part also holds the question's other
-words (``cartoon``, ``language``) in its other tables. :func:`covering_parts` is the second
-rule: a part must cover, among its tables over the floor, nearly as many of the question's
-words (and stored values) as the part covering the most
+A part's best table can match one word of the question well -- a films schema's ``language``
+for "each language and the number of TV channels" -- while the right part holds that word and
+the question's other ones (``tv_channel``'s ``Language``, "TV", "channel").
+:func:`covering_parts` is the second rule: a part must cover, among its tables over the floor,
+nearly as many of the question's words (and stored values) as the part covering the most
 (:data:`agents.retrieval.stage.PART_COVERAGE`). Numbers are not counted: "the 3 most
 populated" names a quantity, not a table, and a digit in some stored text matched it.
 """
@@ -78,7 +78,8 @@ def covering_parts(candidates: list[str], matched: dict[str, list[str]], valued:
     """``candidates`` (in their order) less the tables of a part whose candidates cover fewer
     than ``share`` of the question's words that the best-covering part's candidates cover
     (:func:`covered_words`); tables no foreign key links to another always stay, and count
-    for no part. A share no part reaches leaves every candidate rather than none."""
+    for no part. A share no part reaches leaves those tables, or else every candidate rather
+    than none."""
     members: dict[str, list[str]] = {}
     for name in candidates:
         if name not in parts.alone:

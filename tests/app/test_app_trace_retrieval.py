@@ -10,7 +10,8 @@ from test_retrieval_parts import charts_run
 def test_the_retriever_view_names_the_tables_set_apart(charts_db):
     run, _ = charts_run(charts_db)
     shown = texts(draw([e.to_dict() for e in run.events]).status[0])
-    assert "matches the question only weakly: `chart_week`, `chart_singer`" in shown
+    assert ("matches the question only weakly, or fewer of its words than another part: "
+            "`chart_week`, `chart_singer`") in shown
     assert "table(s) left out" in shown
 
 
