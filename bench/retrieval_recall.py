@@ -185,31 +185,28 @@ def main(argv: list[str] | None = None) -> int:
             "tokens_p90": tokens[int(0.9 * (len(tokens) - 1))], "tokens_max": tokens[-1],
             "tables_p50": statistics.median(tables),
             "other_database_tables_mean": round(statistics.mean(others), 1)}
-    if args.grounding:
-        asked = []
+    adopted = []            # each question's fit at the adopted floor, for the reports below
+    if args.grounding or args.whole_part:
         for q, ranking, budget in ranked:
             order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor,
                                args.part_coverage)
-            result = fit(db.schema, order or list(ranking.order), ranking.columns, cost, budget)
-            asked.append((q, db.schema.subset(result.selection)))
-        report["grounding"] = grounding_report(db, asked)
+            adopted.append((q, ranking, budget, fit(db.schema, order or list(ranking.order),
+                                                    ranking.columns, cost, budget)))
+    if args.grounding:
+        report["grounding"] = grounding_report(
+            db, [(q, db.schema.subset(result.selection)) for q, _, _, result in adopted])
     if args.whole_part:
-        report["whole_part"] = whole_part_report(db, ranked, parts, cost, args,
+        report["whole_part"] = whole_part_report(db, adopted, parts, cost, args,
                                                  [float(m) for m in args.margins.split(",")])
     print(json.dumps(report, indent=1))
     return 0
 
 
-def whole_part_report(db, ranked: list, parts, cost, args, margins: list[float]) -> dict:
+def whole_part_report(db, fitted: list, parts, cost, args, margins: list[float]) -> dict:
     """Per margin: questions whose best part is completed, of them those whose best-ranked
-    table is of another database, and the tables and tokens kept then."""
+    table is of another database, and the tables and tokens kept then (``fitted``: each
+    question, its ranking, budget and fit at the adopted floor)."""
     data = Path(args.data)
-    fitted = []
-    for q, ranking, budget in ranked:
-        order = over_floor(ranking, RELATIVE_FLOOR, parts, args.part_floor,
-                               args.part_coverage)
-        fitted.append((q, ranking, budget, fit(db.schema, order or list(ranking.order),
-                                               ranking.columns, cost, budget)))
     report = {}
     for margin in margins:
         completed = elsewhere = 0

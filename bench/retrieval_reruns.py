@@ -32,7 +32,7 @@ from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE, whole_part  # noqa: E402
 from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA  # noqa: E402
 from agents.retrieval.fit import NothingFits, form_cost  # noqa: E402
-from agents.retrieval.stage import choose  # noqa: E402
+from agents.retrieval.stage import candidates  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from csma_rewrites import _database  # noqa: E402
@@ -56,13 +56,11 @@ def retrieval_changed(asked_on: str):
         params = pipeline.resolve_recorded(run.params)
         cost = form_cost(pipeline.retrieval.forms(params))
         budget = int(event.inputs["budget"])
+        found = candidates(db, run.question, run.evidence)
         try:
-            found, kept_now = choose(db, run.question, run.evidence, cost, budget)
+            kept_now, first = found.chosen(cost, budget, bool(params.get(whole_part.PARAM)))
         except NothingFits:
             return index          # it kept tables then and would fail now
-        first: list[str] = []
-        if params.get(whole_part.PARAM):
-            kept_now, first = found.completed(kept_now, cost, budget)
         values = [m.condition() for m in found.grounding.matches]
         data = event.data or {}
         recorded = (event.parsed or {}).get("values") or []

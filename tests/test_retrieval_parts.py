@@ -56,7 +56,8 @@ def test_a_part_whose_best_table_scores_under_the_share_is_left_out_but_a_lone_t
 
 
 def test_the_floor_without_parts_is_as_before():
-    ranking = SimpleNamespace(scores={"a": 10.0, "x": 4.0, "n": 0.0}, order=["a", "x", "n"])
+    ranking = SimpleNamespace(scores={"a": 10.0, "x": 4.0, "n": 0.0}, order=["a", "x", "n"],
+                              matched={}, valued=set())
     parts = Parts(of={"a": "a", "x": "x", "n": "n"}, alone=frozenset())
     assert over_floor(ranking) == ["a", "x"]
     assert over_floor(ranking, parts=parts) == ["a"]

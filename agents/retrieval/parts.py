@@ -62,8 +62,7 @@ def strong_parts(candidates: list[str], scores: dict[str, float], parts: Parts,
     share no part reaches (over 1) leaves every candidate rather than none."""
     best = max((scores.get(n, 0.0) for n in candidates), default=0.0)
     strong = {parts.of.get(n, n) for n in candidates if scores.get(n, 0.0) >= share * best}
-    return [n for n in candidates
-            if n in parts.alone or parts.of.get(n, n) in strong] or list(candidates)
+    return _within(candidates, strong, parts)
 
 
 def covered_words(tables: list[str], matched: dict[str, list[str]], valued: set[str]) -> int:
@@ -86,6 +85,12 @@ def covering_parts(candidates: list[str], matched: dict[str, list[str]], valued:
             members.setdefault(parts.of.get(name, name), []).append(name)
     covered = {part: covered_words(tables, matched, valued) for part, tables in members.items()}
     most = max(covered.values(), default=0)
-    strong = {part for part, count in covered.items() if count >= share * most}
+    return _within(candidates, {part for part, count in covered.items()
+                                if count >= share * most}, parts)
+
+
+def _within(candidates: list[str], strong: set[str], parts: Parts) -> list[str]:
+    """The ``candidates`` of the ``strong`` parts and those no foreign key links, in their
+    order; every candidate rather than none."""
     return [n for n in candidates
             if n in parts.alone or parts.of.get(n, n) in strong] or list(candidates)

@@ -165,14 +165,11 @@ def retrieve(ctx: StepContext) -> str:
                  "database order")
     cost = form_cost(spec.forms(ctx.params))
     try:
-        result = ranked.fitted(cost, budget)
+        result, first = ranked.chosen(cost, budget, bool(ctx.params.get(WHOLE_PART)))
     except NothingFits as exc:
         raise StepError(f"the schema is too large for the model's context: {exc}. Raise the "
                         f"context ({context_setting(ctx.llm)}) or ask about a smaller "
                         f"database") from None
-    first: list[str] = []
-    if ctx.params.get(WHOLE_PART):
-        result, first = ranked.completed(result, cost, budget)
     ranking = ranked.ranking
     best = max(ranking.scores.values(), default=0.0)
     ctx.data[STATE_KEY] = result.selection
@@ -213,6 +210,13 @@ class Candidates:
         """What of ``order`` fits ``budget`` (measured by ``cost``). Raises
         :class:`NothingFits`."""
         return fit(self.schema, self.order, self.ranking.columns, cost, budget)
+
+    def chosen(self, cost, budget: int, keep_whole_part: bool) -> tuple[Fit, list[str]]:
+        """What fits ``budget``, completed with the best table's whole part when
+        ``keep_whole_part``, and the tables to write first (``[]`` for none). Raises
+        :class:`NothingFits`."""
+        result = self.fitted(cost, budget)
+        return self.completed(result, cost, budget) if keep_whole_part else (result, [])
 
     def completed(self, result: Fit, cost, budget: int) -> tuple[Fit, list[str]]:
         """``result`` with its best table's whole part, and that part's tables to write
@@ -270,8 +274,7 @@ def part_rules(over: list[str], ranking, parts: Parts, part_floor: float = PART_
     turns a rule off."""
     order = strong_parts(over, ranking.scores, parts, part_floor) if part_floor else over
     if part_coverage:
-        order = covering_parts(order, getattr(ranking, "matched", {}),
-                               getattr(ranking, "valued", set()), parts, part_coverage)
+        order = covering_parts(order, ranking.matched, ranking.valued, parts, part_coverage)
     return order
 
 
