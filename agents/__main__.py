@@ -1,7 +1,7 @@
-"""``python -m agents`` runs the command-line interface (see :mod:`agents.cli`)."""
+"""``python -m agents`` runs the command-line interface (see :mod:`agents.cli.main`)."""
 
 import sys
 
-from .cli import main
+from agents.cli.main import main
 
 sys.exit(main())

@@ -4,7 +4,7 @@
 bench/results/rewrite-seed7-r3.json --data ../shared/data/spider --out
 bench/results/aggregate-gate-seed7-r3.json``
 
-With ``aggregate_gate`` (:mod:`agents.arbitrary_rows`) an R³ revision that runs but takes
+With ``aggregate_gate`` (:mod:`agents.rules.arbitrary_rows`) an R³ revision that runs but takes
 columns from an arbitrary row -- an aggregate beside an ungrouped column, no GROUP BY -- where
 the SQL before it did not, is not adopted: the SQL before it is final and the loop ends. That
 refusal is decided from the two SQL texts and ends the run, so replaying it on a recorded run
@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.arbitrary_rows import arbitrary_row_aggregate  # noqa: E402
+from agents.rules.arbitrary_rows import arbitrary_row_aggregate
 from agents.evaluation.harness import DatabasePool, score  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from agents.local_model import LocalServer  # noqa: E402
+from agents.llm.local_model import LocalServer
 from support.app_server import start_app, stop_app  # noqa: E402
 
 QUESTIONS = ["How many customers are there in each country?",

@@ -19,11 +19,11 @@ T0 = time.perf_counter()
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.config import Settings  # noqa: E402
-from agents.database import open_database  # noqa: E402
-from agents.engine import start_run  # noqa: E402
-from agents.events import RunFinished, StepEvent, StepStarted  # noqa: E402
-from agents.llm import make_client  # noqa: E402
+from agents.core.config import Settings
+from agents.db.database import open_database
+from agents.core.engine import start_run
+from agents.core.events import RunFinished, StepEvent, StepStarted
+from agents.llm.client import make_client
 from agents.pipelines import get_pipeline  # noqa: E402
 from sample_dbs.build import build_all  # noqa: E402
 

@@ -5,7 +5,7 @@ would make run, with ``name_rewrite`` on.
 ../shared/data/spider --param name_rewrite=true --out bench/results/rewrites-seed8-csma.json``
 
 ``name_rewrite`` changes only what an agent's SQL is when it fails on a column name and a
-rewrite within the agent's extracted tables runs (:mod:`agents.name_rewrite`): a round's
+rewrite within the agent's extracted tables runs (:mod:`agents.rules.name_rewrite`): a round's
 ``generate:<agent>`` SQL, or the agent's own SQL in an agreement ``check:<agent>``. Every step
 before the first such step is the recorded one, so each run is resumed there (its model call is
 asked again, temperature 0) and the rounds after it run as the pipeline goes
@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.database import DatabaseError, open_database  # noqa: E402
-from agents.error_hints import NO_SUCH_COLUMN  # noqa: E402
+from agents.db.database import DatabaseError, open_database
+from agents.rules.error_hints import NO_SUCH_COLUMN
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.core.events import Run
 from agents.pipelines.csma import PIPELINE  # noqa: E402
-from agents.pipelines.csma.steps import rewrite_within  # noqa: E402
+from agents.pipelines.csma.context import rewrite_within  # noqa: E402
 
 _OPEN: dict[str, object] = {}
 

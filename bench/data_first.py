@@ -5,7 +5,7 @@ model, the selection agent resumed only where the new vote leaves another choice
 ../shared/data/spider --out bench/results/data-first-seed7-selection.json``
 
 With ``data_first`` a candidate result holding no data (no rows, or NULLs only) is set aside
-while another candidate's result holds some (:func:`agents.candidates.vote`). Every input of the
+while another candidate's result holds some (:func:`agents.runs.candidates.vote`). Every input of the
 vote is in the recording: the groups, each with the SQL that stands for it and its generators,
 and the candidates that did not run. So each run's last vote is held again with the library's
 own ``vote`` on candidates rebuilt from it (the group's SQL executed again on the file the
@@ -40,13 +40,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.candidates import Candidate, Vote, vote  # noqa: E402
+from agents.runs.candidates import Candidate, Vote, vote
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
 from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.core.events import Run
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 from agents.pipelines.selection.generators import priority  # noqa: E402
-from agents.step_context import ExecLimits  # noqa: E402
+from agents.core.step_context import ExecLimits
 
 sys.path.insert(0, str(ROOT / "bench"))
 from aggregate_gate import resumed_rows  # noqa: E402

@@ -5,7 +5,7 @@ baseline,macsql --questions 20 --modes standard,ngram,draft --out bench/results/
 
 Every model request that the named pipelines sent for the first ``--questions`` questions of an
 evaluation folder is replayed, in the order they were sent, against a fresh embedded server in
-each decoding mode (:data:`agents.local_model.DECODING_MODES`): temperature 0, the recorded
+each decoding mode (:data:`agents.llm.local_model.DECODING_MODES`): temperature 0, the recorded
 ``max_tokens`` ceiling, no response cache. Replaying recorded requests takes the pipelines' own
 randomness out of the comparison: every mode reads exactly the same prompts in the same order,
 so the server's prefix cache helps each mode alike. For each mode it reports completion tokens
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.records import ResultsFile  # noqa: E402
 from agents.evaluation.report import machine_info  # noqa: E402
-from agents.local_model import DECODING_MODES, LocalServer  # noqa: E402
+from agents.llm.local_model import DECODING_MODES, LocalServer
 from openai import OpenAI  # noqa: E402
 
 MAX_TOKENS = 1024

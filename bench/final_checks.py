@@ -3,7 +3,7 @@
 ``python bench/final_checks.py --pipeline macsql --results bench/results/seed8-macsql-defaults
 --data ../shared/data/spider --out bench/results/final-check-seed8-macsql.json``
 
-The Final check is the last step of a run (:mod:`agents.pipelines.final_check`): where the final
+The Final check is the last step of a run (:mod:`agents.rules.final_check`): where the final
 SQL runs and a join nothing reads can be left out (``drop_unread_joins``) or a compared string
 written as the column stores it (``match_stored_case``), the run ends on that version when it
 runs. Nothing before it changes, so it is replayed exactly on each recorded final SQL with the
@@ -41,11 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
-from agents.pipelines.final_check import (CASE, FROM_TABLE, JOINS, KEYS, PARTS,  # noqa: E402
-                                          STEP, ending_for)
+from agents.rules.final_check import CASE, FROM_TABLE, JOINS, KEYS, PARTS, STEP, ending_for
 from agents.retrieval import RETRIEVE  # noqa: E402
-from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA  # noqa: E402
-from agents.step_context import ExecLimits  # noqa: E402
+from agents.core.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
+from agents.core.step_context import ExecLimits
 
 sys.path.insert(0, str(ROOT / "bench"))
 from data_first import ask_path  # noqa: E402

@@ -5,7 +5,7 @@
 The parts of a schema are its tables linked by foreign keys, directly or through others
 (:func:`agents.retrieval.parts.schema_parts`). ``selection`` tells a writer whose candidate reads
 tables of two parts that no key connects that one of them is probably a look-alike
-(:mod:`agents.unrelated_parts`). That rests on the tables one question needs lying in one part.
+(:mod:`agents.rules.unrelated_parts`). That rests on the tables one question needs lying in one part.
 This counts, for the dev and the training questions, the gold queries that read tables of two
 or more parts of their own database (tables no key links to any other are left out, as the rule
 leaves them), and how many questions are asked of a database that has two or more parts at all
@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 from agents.evaluation.dataset import load_dataset  # noqa: E402
 from agents.evaluation.harness import DatabasePool  # noqa: E402
 from agents.retrieval.parts import schema_parts  # noqa: E402
-from agents.schema import ForeignKey, Schema, Table  # noqa: E402
-from agents.unrelated_parts import unrelated_parts  # noqa: E402
+from agents.db.schema import ForeignKey, Schema, Table
+from agents.rules.unrelated_parts import unrelated_parts
 
 QUESTION_FILES = ("dev.json", "train.json")
 SHOWN = 5  # queries listed per file

@@ -45,7 +45,7 @@ def _machine() -> str:
 
 
 def overhead(repeat: int) -> dict:
-    from agents.database import Database, open_database
+    from agents.db.database import Database, open_database
 
     shop = ROOT / "sample_dbs" / "shop.sqlite"
     out = {}
@@ -66,8 +66,9 @@ def overhead(repeat: int) -> dict:
 def run(limit: float, count: int | None) -> dict:
     import test_hostile_files as files_suite
     import test_hostile_statements as suite
-    from agents import zygote
-    from agents.database import Database, open_database
+    from hostile_checks import clear_message
+    from agents.db import zygote
+    from agents.db.database import Database, open_database
     from dbfactory import SHOP_SQL, db_bytes
 
     statements = suite.hostile_statements(count=count)
@@ -98,7 +99,7 @@ def run(limit: float, count: int | None) -> dict:
                 slowest["schema_s"] = max(slowest["schema_s"], outcome.get("schema_seconds", 0))
                 if outcome["opened"]:
                     outcome["db"].close()
-                elif not suite.clear_message(outcome["message"]):
+                elif not clear_message(outcome["message"]):
                     problems.append(f"{name}: {outcome['message']!r:.200}")
         report["files"] = {"files": len(files), **outcomes,
                            **{k: round(v, 2) for k, v in slowest.items()}}

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.schema import quote_identifier as q  # noqa: E402
+from agents.db.identifiers import quote_identifier as q
 
 MERGED = "spider_dev_merged.sqlite"
 DISTRACTORS = "spider_dev_distractors.sqlite"
@@ -161,7 +161,7 @@ def add_distractors(out: sqlite3.Connection, data: Path, skip: set[str]) -> int:
 
 def timed_introspection(path: Path) -> dict:
     """Seconds to open the file and read its schema as the app does (worker processes)."""
-    from agents.database import open_database
+    from agents.db.database import open_database
 
     started = time.perf_counter()
     db = open_database(path)

@@ -33,11 +33,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.database import open_database  # noqa: E402
-from agents.error_hints import is_name_error  # noqa: E402
+from agents.db.database import open_database
+from agents.rules.error_hints import is_name_error
 from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
-from agents.name_rewrite import hint_with_rewrite  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.rules.name_rewrite import hint_with_rewrite
+from agents.core.events import Run
 from agents.pipelines import get_pipeline  # noqa: E402
 
 REPAIR_STEPS = {"macsql": "refiner", "r3": "fix", "deasql": "execution_check",

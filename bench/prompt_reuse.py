@@ -169,7 +169,7 @@ def schema_of(folder: Path) -> tuple[tuple | None, str | None]:
         ask_db = ROOT / "bench" / "merged" / Path(ask_db).name
         if not ask_db.is_file():
             return None, f"{ask_db.name} is not in bench/merged/ (bench/merge_spider.py builds it)"
-    from agents.database import open_database
+    from agents.db.database import open_database
     from agents.retrieval.parts import schema_parts
     schema = open_database(ask_db).schema
     return (schema_parts(schema), {t.name: i for i, t in enumerate(schema.tables)}), None
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from openai import OpenAIError
 
-        from agents.local_model import LocalModelError
+        from agents.llm.local_model import LocalModelError
         done: list[dict] = []
         try:
             replay(args.folders, args.replay, args.base_url, done)

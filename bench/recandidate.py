@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.evaluation.resume_recorded import leading_option, main as resume_main  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.core.events import Run
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 from agents.pipelines.selection.generators import GENERATORS, generator_for  # noqa: E402
 

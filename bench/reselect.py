@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.evaluation.resume_recorded import main as resume_main  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.core.events import Run
 from agents.pipelines.selection import PIPELINE  # noqa: E402
 
 

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 import sqlglot  # noqa: E402
 from sqlglot import exp  # noqa: E402
 
-from agents.database import open_database  # noqa: E402
+from agents.db.database import open_database
 from agents.evaluation.dataset import load_dataset, sample_questions  # noqa: E402
 from agents.evaluation.prompt_overlap import quoted_questions  # noqa: E402
 from agents.pipelines import get_pipeline  # noqa: E402
@@ -62,9 +62,9 @@ from agents.retrieval.parts import schema_parts  # noqa: E402
 from agents.retrieval.ranking import NEIGHBOUR_SHARE, rank  # noqa: E402
 from agents.retrieval.stage import (GROUNDING, PART_COVERAGE, PART_FLOOR,  # noqa: E402
                                     QUESTION_COPIES, RELATIVE_FLOOR, over_floor)
-from agents.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens  # noqa: E402
+from agents.llm.token_budget import DEFAULT_ANSWER, DEFAULT_CONTEXT, estimate_tokens
 from agents.retrieval.whole_part import WHOLE_PART_MARGIN, whole_part  # noqa: E402
-from agents.value_grounding import ground_question  # noqa: E402
+from agents.retrieval.value_grounding import ground_question
 
 
 def sample(data: Path, seed: int, limit: int) -> list:

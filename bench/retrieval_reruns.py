@@ -27,10 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
-from agents.events import Run  # noqa: E402
+from agents.core.events import Run
 from agents.pipelines import get_pipeline  # noqa: E402
 from agents.retrieval import RETRIEVE, whole_part  # noqa: E402
-from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA  # noqa: E402
+from agents.core.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
 from agents.retrieval.fit import NothingFits, form_cost  # noqa: E402
 from agents.retrieval.stage import candidates  # noqa: E402
 

@@ -10,7 +10,9 @@ run when named, so nobody starts hours of model time by accident:
     python bench/run_bench.py cold-start    # run one benchmark by name, however long it takes
 
 The Spider dataset is looked up in ``$SPIDER_DIR``, else ``../shared/data/spider`` beside the
-repository. Results and their discussion: ``bench/README.md``.
+repository. Results: ``bench/README.md``; how each was measured, by date: ``bench/CHANGELOG.md``.
+The one-off replays of a single rule live in ``bench/archive/`` (``bench/archive/README.md``) and
+are listed here with the rest, by their path there.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def _results_ready() -> str | None:
 def _model_ready() -> str | None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from agents.local_model import weights_installed
+    from agents.llm.local_model import weights_installed
 
     return None if weights_installed("1.5b") else "the embedded model is not installed (make model)"
 
@@ -136,7 +138,7 @@ BENCHMARKS = [
             "R³'s recorded revisions that newly take columns from an arbitrary row refused, "
             "the SQL before each final (the run's last act, so no model): EX before and after",
             _aggregate_gate_ready),
-    _replay("csma-unread-joins", "bench/csma_unread_joins.py", "seed7-csma-agreement",
+    _replay("csma-unread-joins", "bench/archive/csma_unread_joins.py", "seed7-csma-agreement",
             "rewrites-seed7-csma.json", "unread-joins-seed7-csma.json",
             "CSMA's recorded agreement checks whose own SQL differs only by a join it reads "
             "nothing of counted as agreement (a positive check ends the run, so no model): EX "
@@ -219,7 +221,7 @@ BENCHMARKS = [
               "data set aside, leaves other candidates open (resumed from the vote)",
               "the embedded model and the Spider dataset", "about 2 minutes", False,
               _model_and_spider_ready),
-    Benchmark("retry-repeats", ["bench/retry_repeats.py", "--pipeline", "r3", "--results",
+    Benchmark("retry-repeats", ["bench/archive/retry_repeats.py", "--pipeline", "r3", "--results",
                                 "bench/results/seed7-r3-small", "--data", str(SPIDER),
                                 "--param", "repeat_temperature=0.7", "--out",
                                 "bench/runs/retry-seed7-r3.json"],
@@ -235,7 +237,7 @@ BENCHMARKS = [
               "repair prompt: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
               _model_and_spider_ready),
-    Benchmark("failed-checks", ["bench/failed_checks.py", "--results",
+    Benchmark("failed-checks", ["bench/archive/failed_checks.py", "--results",
                                 "bench/results/seed7-deasql-compact", "--data", str(SPIDER),
                                 "--param", "repair_attempts=2", "--out",
                                 "bench/runs/checks-seed7-deasql-compact.json"],
@@ -252,7 +254,7 @@ BENCHMARKS = [
               "parameters, then voted on again: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about an hour", False,
               _model_and_spider_ready),
-    Benchmark("second-repairs", ["bench/second_repairs.py", "--results",
+    Benchmark("second-repairs", ["bench/archive/second_repairs.py", "--results",
                                  "bench/results/seed7-selection-fresh", "--data", str(SPIDER),
                                  "--param", "repair_attempts=2", "--out",
                                  "bench/runs/repairs2-seed7.json"],
@@ -260,7 +262,7 @@ BENCHMARKS = [
               "resumed there with a second repair allowed: EX before and after, questions "
               "changed", "the embedded model and the Spider dataset", "about 15 minutes", False,
               _model_and_spider_ready),
-    Benchmark("csma-checks", ["bench/csma_checks.py", "--results",
+    Benchmark("csma-checks", ["bench/archive/csma_checks.py", "--results",
                               "bench/results/seed7-csma-compact", "--data", str(SPIDER),
                               "--param", "check_method=agreement", "--out",
                               "bench/runs/checks-seed7-csma.json"],
@@ -276,7 +278,7 @@ BENCHMARKS = [
               "clear change makes run, with that version taken: EX before and after, "
               "questions changed", "the embedded model and the Spider dataset",
               "about 10 minutes", False, _model_and_spider_ready),
-    Benchmark("csma-failing-rounds", ["bench/csma_failing_rounds.py", "--results",
+    Benchmark("csma-failing-rounds", ["bench/archive/csma_failing_rounds.py", "--results",
                                       "bench/results/seed7-csma-agreement", "--data",
                                       str(SPIDER),
                                       # the folder predates these defaults: the resumed steps
@@ -292,7 +294,7 @@ BENCHMARKS = [
               "recorded CSMA runs that stopped at max_rounds on SQL that fails, resumed with "
               "rounds past it: EX before and after, rounds added", "the embedded model and "
               "the Spider dataset", "about 10 minutes", False, _model_and_spider_ready),
-    Benchmark("csma-global-writer", ["bench/csma_global_writer.py", "--results",
+    Benchmark("csma-global-writer", ["bench/archive/csma_global_writer.py", "--results",
                                      "bench/results/seed8-csma-fresh", "--data", str(SPIDER),
                                      "--param", "global_writer=true", "--out",
                                      "bench/runs/global-writer-repair-seed8-csma.json"],
@@ -300,7 +302,7 @@ BENCHMARKS = [
               "their last round with the global writer: EX before and after, whether its SQL "
               "was taken", "the embedded model and the Spider dataset", "about 5 minutes",
               False, _model_and_spider_ready),
-    Benchmark("csma-global-check", ["bench/csma_global_writer.py", "--unchecked-too",
+    Benchmark("csma-global-check", ["bench/archive/csma_global_writer.py", "--unchecked-too",
                                     "--results", "bench/results/seed8-csma-fresh", "--data",
                                     str(SPIDER), "--param", "global_writer=false", "--param",
                                     "global_check=true", "--out",
@@ -309,7 +311,7 @@ BENCHMARKS = [
               "resumed after their last round with the global writer's check: EX before and "
               "after, which SQL the writer agreed with", "the embedded model and the Spider "
               "dataset", "about 10 minutes", False, _model_and_spider_ready),
-    Benchmark("csma-data-first", ["bench/csma_data_first.py", "--results",
+    Benchmark("csma-data-first", ["bench/archive/csma_data_first.py", "--results",
                                   str(RESULTS.parent / "seed8-csma-fresh"), "--resumed",
                                   str(RESULTS.parent / "global-check-seed8-csma.json"),
                                   "--resumed",
@@ -321,7 +323,7 @@ BENCHMARKS = [
               "after", "the committed results and the Spider databases", "a few seconds", True,
               _committed("seed8-csma-fresh/results.jsonl", "global-check-seed8-csma.json",
                          "global-writer-repair-seed8-csma.json")),
-    Benchmark("csma-outer-columns", ["bench/csma_outer_columns.py", "--results",
+    Benchmark("csma-outer-columns", ["bench/archive/csma_outer_columns.py", "--results",
                                      "bench/results/seed7-csma-agreement", "--data",
                                      str(SPIDER), "--with-rewrites", "--param",
                                      "name_rewrite=true", "--param", "outer_column_check=true",
@@ -330,7 +332,7 @@ BENCHMARKS = [
               "an outer query's column, with that SQL checked as SQL that fails: EX before "
               "and after, questions changed", "the embedded model and the Spider dataset",
               "about 10 minutes", False, _model_and_spider_ready),
-    Benchmark("macsql-selector", ["bench/macsql_selector.py", "--results",
+    Benchmark("macsql-selector", ["bench/archive/macsql_selector.py", "--results",
                                   "bench/results/seed8-macsql-fresh", "--data", str(SPIDER),
                                   "--param", "use_selector=never", "--out",
                                   "bench/runs/selector-seed8-macsql.json"],
@@ -338,7 +340,7 @@ BENCHMARKS = [
               "with it off: EX before and after, questions changed, calls and seconds",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
               _model_and_spider_ready),
-    Benchmark("value-grounding-runs", ["bench/value_grounding_runs.py", "--pipeline", "macsql",
+    Benchmark("value-grounding-runs", ["bench/archive/value_grounding_runs.py", "--pipeline", "macsql",
                                        "--results", "bench/results/seed8-macsql-fresh",
                                        "--data", str(SPIDER), "--param",
                                        "value_grounding=examples", "--param",

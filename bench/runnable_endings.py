@@ -4,7 +4,7 @@
 bench/results/seed7-macsql-graded --resumed bench/results/rewrite-seed7-macsql.json --data
 ../shared/data/spider --out bench/results/endings-seed7-macsql.json``
 
-With ``name_rewrite`` (:mod:`agents.pipelines.runnable_ending`) a MAC-SQL run whose Refiner
+With ``name_rewrite`` (:mod:`agents.rules.runnable_ending`) a MAC-SQL run whose Refiner
 loop ends on SQL failing on a column name, or a DEA-SQL run whose execution check does, ends on
 the version one clear change makes run. That is the run's last act: no model call follows it.
 So applying it to the SQL each recorded run ended on is what running the pipeline again would
@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluation.harness import DatabasePool, score  # noqa: E402
-from agents.name_rewrite import rewrite_or_none, take_rewrite  # noqa: E402
-from agents.step_context import ExecLimits  # noqa: E402
+from agents.rules.name_rewrite import rewrite_or_none, take_rewrite
+from agents.core.step_context import ExecLimits
 
 sys.path.insert(0, str(ROOT / "bench"))
 from first_drafts import options_of, read_answers  # noqa: E402

@@ -6,9 +6,9 @@ import dataclasses
 
 import streamlit as st
 
-from agents.engine import resume_run, start_run
-from agents.jobs import Job, run_job, stop_job
-from agents.result_summary import is_summary, pipeline_events, with_summary
+from agents.core.engine import resume_run, start_run
+from agents.core.jobs import Job, run_job, stop_job
+from agents.runs.result_summary import is_summary, pipeline_events, with_summary
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import databases as ui_databases
@@ -63,8 +63,8 @@ def _stop() -> None:
 
 def _client():
     """The model client for this session's settings, or None after showing why not."""
-    from agents.config import SettingsError
-    from agents.llm import LLMError
+    from agents.core.config import SettingsError
+    from agents.llm.client import LLMError
 
     try:
         return ui_services.llm_client(ui_state.effective_settings())
@@ -103,7 +103,7 @@ def _start(pipeline, db_key: str, db, question: str, hint: str, params: dict) ->
 def _launch(pipeline, db_key: str, db, items, *, summary: bool = False) -> None:
     """Start ``items(llm, limits, services, control)`` (a start or resume of the engine) as
     this session's job, with the session's model, limits and few-shot examples; ``summary``
-    adds the result summary step after the run (:mod:`agents.result_summary`)."""
+    adds the result summary step after the run (:mod:`agents.runs.result_summary`)."""
     llm = _client()
     if llm is None:
         return

@@ -19,11 +19,11 @@ import streamlit as st
 from agents.evaluation.records import (RESULTS_FILE, find_result_folders, read_full,
                                        record_to_run, scan_light)
 from agents.evaluation.report import build_report, read_report
-from agents.paths import REPO_ROOT
+from agents.core.paths import REPO_ROOT
 
 from ui import services as ui_services
 from ui.bootstrap import run_through_app
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.format import md_text, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"

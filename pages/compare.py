@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.compare import ComparisonResult, compare
-from agents.jobs import Job, start_job, stop_job
+from agents.runs.compare import ComparisonResult, compare
+from agents.core.jobs import Job, start_job, stop_job
 from agents.pipelines import get_pipeline, list_pipelines
 
 from ui import services as ui_services
@@ -15,7 +15,7 @@ from ui import live
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.format import md_text
 from ui.widgets import conversation as ui_conversation
 from ui.widgets.compare_accept import CHOICE, accept_panel
@@ -46,8 +46,8 @@ def _previous_run(db_key: str | None):
 
 
 def _start(names: list[str], question: str, evidence: str, db_key: str | None, db) -> None:
-    from agents.config import SettingsError
-    from agents.llm import LLMError
+    from agents.core.config import SettingsError
+    from agents.llm.client import LLMError
 
     context = ui_conversation.new_run_context(db, evidence, _previous_run(db_key), prefix="cmp")
     if context is None:

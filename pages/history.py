@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from agents.outcome import OUTCOMES, run_outcome
-from agents.sqltext import format_sql, same_sql
+from agents.core.outcome import OUTCOMES, run_outcome
+from agents.db.sqltext import format_sql, same_sql
 from agents.store import ERROR_TYPES, UNANNOTATED, VERDICTS, blamed_step_label
 
 from ui import services as ui_services

@@ -2,7 +2,7 @@
 
 Definitions ("revenue: UnitPrice * Quantity"), conventions and accepted answers kept as notes,
 per database. Every enabled note reaches every pipeline as evidence (see
-:mod:`agents.run_context`); the box at the bottom shows the exact text the agents receive.
+:mod:`agents.runs.run_context`); the box at the bottom shows the exact text the agents receive.
 Notes are typed by the user and shown back through :func:`ui.format.md_text`.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.knowledge import note_from_accepted, notes_for
-from agents.run_context import RunContext
+from agents.runs.knowledge import note_from_accepted, notes_for
+from agents.runs.run_context import RunContext
 from agents.store import StoreError
 
 from ui import services as ui_services

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.config import SettingsError, mask_secret
-from agents.exec_result import MAX_CELL_BYTES, MAX_RESULT_BYTES
+from agents.core.config import SettingsError, mask_secret
+from agents.db.exec_result import MAX_CELL_BYTES, MAX_RESULT_BYTES
 from agents.pipelines import list_pipelines
 
 from ui.widgets import params as ui_params
@@ -56,7 +56,8 @@ def _model_section() -> None:
                                 placeholder=f"configured ({configured})" if configured
                                 else "none configured",
                                 help="Kept in this browser session's memory only; never saved "
-                                     "or logged. Leave empty to use the configured key.")
+                                     "or logged. Left empty, the configured key is used for "
+                                     "the configured endpoint only, and no key elsewhere.")
         temperature = st.slider("Temperature", 0.0, 2.0, step=0.05, key="set_temperature")
         applied = st.form_submit_button("Apply for this session", type="primary")
     if applied:
@@ -94,7 +95,7 @@ def _apply(provider: str, base_url: str, model: str, api_key: str, temperature: 
 
 
 def _test_connection() -> None:
-    from agents.llm import LLMError
+    from agents.llm.client import LLMError
 
     settings, problem = _current()
     if settings is None:
@@ -117,31 +118,28 @@ def _test_connection() -> None:
         st.error(f"Connection failed: {result.get('error')}")
 
 
-TIMEOUT_RANGE = (0.5, 300.0)   # seconds a query may take, as the Settings page accepts it
-ROWS_RANGE = (10, 1_000_000)   # rows a query may return
-
-
 def _limits_section() -> None:
     st.subheader("Safe execution")
     limits = ui_state.exec_limits()
+    seconds, rows = ui_state.timeout_range(), ui_state.rows_range()
     # The bounds are checked here, not by the inputs: an input with bounds keeps a value out of
     # range to itself (a red outline) and the form applies the old one without a word.
     with st.form("limits_form"):
         left, right = st.columns(2)
-        timeout = left.number_input(f"Query time limit (seconds, {TIMEOUT_RANGE[0]:g} to "
-                                    f"{TIMEOUT_RANGE[1]:g})", value=float(limits.timeout),
+        timeout = left.number_input(f"Query time limit (seconds, {seconds[0]:g} to "
+                                    f"{seconds[1]:g})", value=float(limits.timeout),
                                     step=0.5)
-        max_rows = right.number_input(f"Row cap per query ({ROWS_RANGE[0]:,} to "
-                                      f"{ROWS_RANGE[1]:,})", value=int(limits.max_rows),
+        max_rows = right.number_input(f"Row cap per query ({rows[0]:,} to "
+                                      f"{rows[1]:,})", value=int(limits.max_rows),
                                       step=100)
         saved = st.form_submit_button("Apply limits")
     if saved:
         wrong = []
-        if not TIMEOUT_RANGE[0] <= timeout <= TIMEOUT_RANGE[1]:
-            wrong.append(f"the time limit must be {TIMEOUT_RANGE[0]:g} to "
-                         f"{TIMEOUT_RANGE[1]:g} seconds, not {timeout:g}")
-        if not ROWS_RANGE[0] <= max_rows <= ROWS_RANGE[1]:
-            wrong.append(f"the row cap must be {ROWS_RANGE[0]:,} to {ROWS_RANGE[1]:,} rows, "
+        if not seconds[0] <= timeout <= seconds[1]:
+            wrong.append(f"the time limit must be {seconds[0]:g} to "
+                         f"{seconds[1]:g} seconds, not {timeout:g}")
+        if not rows[0] <= max_rows <= rows[1]:
+            wrong.append(f"the row cap must be {rows[0]:,} to {rows[1]:,} rows, "
                          f"not {int(max_rows):,}")
         if wrong:
             st.error(f"Limits not changed: {'; '.join(wrong)}. Queries still stop after "

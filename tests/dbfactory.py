@@ -207,6 +207,6 @@ TWO_SINGERS_SQL = ("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEX
 
 def two_singers_db(tmp_path: Path):
     """A two-row ``singer`` database, opened read-only (close it, or use it in ``with``)."""
-    from agents.database import open_database
+    from agents.db.database import open_database
 
     return open_database(make_db(tmp_path / "concerts.sqlite", TWO_SINGERS_SQL))

@@ -49,6 +49,7 @@ class ScriptedLLM:
         self.context_size = context_size
         self.requests: list[dict] = []
         self.prompt_tokens: list[int] = []  # count_tokens of every chat request, in order
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.disconnects = 0
         self.active = 0
         self.max_active = 0
@@ -187,6 +188,7 @@ def _make_handler(owner: ScriptedLLM):
             self.wfile.write(data)
 
         def do_GET(self) -> None:
+            owner.authorizations.append(self.headers.get("Authorization"))
             if self.path.rstrip("/").endswith("/models"):
                 self._send(200, json.dumps({"object": "list", "data": [
                     {"id": owner.model, "object": "model", "created": 0, "owned_by": "tests"}]}))
@@ -194,6 +196,7 @@ def _make_handler(owner: ScriptedLLM):
                 self._send(404, json.dumps({"error": {"message": "not found"}}))
 
         def do_POST(self) -> None:
+            owner.authorizations.append(self.headers.get("Authorization"))
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b"{}"
             try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.arbitrary_rows import arbitrary_row_aggregate
+from agents.rules.arbitrary_rows import arbitrary_row_aggregate
 
 
 @pytest.mark.parametrize("sql, found", [

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline
 from scripted_llm import last_user_message
 

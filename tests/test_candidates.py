@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from agents.candidates import (Candidate, CandidateGroup, Vote, group_candidates, has_data,
-                               results_equal, run_candidate, vote)
-from agents.database import open_database
-from agents.safe_sql import ExecResult
+from agents.runs.candidates import (Candidate, CandidateGroup, Vote, group_candidates, has_data,
+    results_equal, run_candidate, vote)
+from agents.db.database import open_database
+from agents.db.safe_sql import ExecResult
 from dbfactory import SINGERS_SQL, make_db
 
 

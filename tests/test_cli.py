@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import cli
+from agents.cli import main as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -252,7 +252,7 @@ def test_compare_prints_a_side_by_side_summary(db_path, scripted_llm, capsys):
 
 
 def test_model_prepare_delegates_to_the_local_model(monkeypatch):
-    from agents import local_model
+    from agents.llm import local_model
 
     seen = []
     monkeypatch.setattr(local_model, "prepare_main", lambda argv: seen.append(argv) or 0)
@@ -261,7 +261,7 @@ def test_model_prepare_delegates_to_the_local_model(monkeypatch):
     assert seen == [["--fast"], []]
 
 
-def test_command_modules_plug_in_and_missing_ones_are_skipped(monkeypatch, capsys):
+def test_command_modules_plug_in(monkeypatch, capsys):
     plugin = types.ModuleType("tests_fake_command")
 
     def register(subparsers):
@@ -270,14 +270,14 @@ def test_command_modules_plug_in_and_missing_ones_are_skipped(monkeypatch, capsy
         p.set_defaults(func=lambda args: print(f"hello {args.name}") or 0)
 
     plugin.register = register
-    monkeypatch.setitem(sys.modules, "tests_fake_command", plugin)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ["not_installed.command", "tests_fake_command"])
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, plugin))
     assert cli.main(["hello", "--name", "there"]) == 0
     assert capsys.readouterr().out.strip() == "hello there"
 
 
 def test_render_event_shows_the_selectors_choices_and_a_give_up():
-    from agents.events import LLMCall, StepEvent
+    from agents.core.events import LLMCall, StepEvent
+    from agents.runs.textview import render_event
 
     tables = [
         {"table": "book", "decision": "keep_all", "kept": ["book_id", "title"], "dropped": []},
@@ -288,7 +288,7 @@ def test_render_event_shows_the_selectors_choices_and_a_give_up():
         index=0, step="selector", agent="Selector", parsed={"used": True, "tables": tables},
         notes=["ignored unknown table 'ghost'"],
         calls=[LLMCall(messages=[], prompt_tokens=120, completion_tokens=30)], seconds=2.0)
-    lines = cli.render_event(selector)
+    lines = render_event(selector)
     assert lines[:3] == ["  keep book (all columns)",
                          "  keep author: author_id, name (dropped 1 column(s))",
                          "  drop loan"]
@@ -298,7 +298,7 @@ def test_render_event_shows_the_selectors_choices_and_a_give_up():
     gave_up = StepEvent(index=5, step="refiner", agent="Refiner", sql="SELECT x FROM t",
                         parsed={"status": "gave_up", "error": "no such column: x",
                                 "error_class": "OperationalError", "attempt": 3})
-    text = "\n".join(cli.render_event(gave_up))
+    text = "\n".join(render_event(gave_up))
     assert "still failing (OperationalError): no such column: x" in text
     assert "SQL:" not in text
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents import cli
-from agents.engine import run_to_end, start_run
-from agents.database import open_database
+from agents.cli import main as cli
+from agents.core.engine import run_to_end, start_run
+from agents.db.database import open_database
 from agents.pipelines import get_pipeline
 from agents.store import Store
 from dbfactory import make_db

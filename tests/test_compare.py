@@ -6,10 +6,10 @@ import sqlite3
 
 import pytest
 
-from agents.compare import PipelineOutcome, agreement_groups, compare
-from agents.sqltext import results_equal as results_agree
-from agents.database import open_database
-from agents.events import RunFinished, StepEvent
+from agents.runs.compare import PipelineOutcome, agreement_groups, compare
+from agents.db.sqltext import results_equal as results_agree
+from agents.db.database import open_database
+from agents.core.events import RunFinished, StepEvent
 
 
 def result(rows, columns=None, **extra):

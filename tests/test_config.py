@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from agents.config import Settings, SettingsError, load_settings
+from agents.core.config import Settings, SettingsError, load_settings
 
 KEY = "sk-test-0123456789abcdefSECRET"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.database import Database, DatabaseError, open_database
+from agents.db.database import Database, DatabaseError, open_database
 from dbfactory import SHOP_SQL, db_bytes, make_db, sha256
 
 # Enough rows for a few dozen pages, so damage can land inside a table.

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import resume_run, run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import resume_run, run_to_end, start_run
 from agents.example_bank import ExampleBank
 from agents.pipelines.deasql import PIPELINE
 from agents.pipelines.deasql.classification import parse_label

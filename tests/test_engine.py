@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import (ParamSpec, ParseError, Pipeline, Step, StepError, resume_run,
-                           run_to_end, start_run)
-from agents.events import Run, RunFinished, StepEvent, StepStarted
+from agents.db.database import open_database
+from agents.core.engine import (ParamSpec, ParseError, Pipeline, Step, StepError, resume_run,
+    run_to_end, start_run)
+from agents.core.events import Run, RunFinished, StepEvent, StepStarted
 from scripted_llm import last_user_message
 
 
@@ -213,8 +213,8 @@ def test_ask_fails_the_step_after_a_second_bad_answer(db, llm, scripted_llm):
 
 
 def test_an_unreachable_model_is_a_failed_step(db, scripted_llm):
-    from agents.config import Settings
-    from agents.llm import make_client
+    from agents.core.config import Settings
+    from agents.llm.client import make_client
 
     port = scripted_llm.port
     scripted_llm.close()

@@ -7,12 +7,12 @@ import sqlite3
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
-from agents.error_hints import explain_error, name_error_match, query_tables
+from agents.db.database import open_database
+from agents.core.engine import ExecLimits, Pipeline, Step, run_to_end, start_run
+from agents.rules.error_hints import explain_error, name_error_match, query_tables
 from agents.pipelines.deasql.execution_check import tables_in_view
-from agents.pipelines.name_context import name_error_context
-from agents.sqlite_functions import SQLITE_WAY
+from agents.rules.name_context import name_error_context
+from agents.rules.sqlite_functions import SQLITE_WAY
 from dbfactory import make_db
 
 CARS_SQL = """

@@ -17,7 +17,7 @@ def tiny(tmp_path) -> Path:
 
 
 def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, capsys):
-    from agents.cli import main
+    from agents.cli.main import main
     from agents.store import Store
 
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
@@ -54,7 +54,7 @@ def test_eval_command_end_to_end(tiny, tmp_path, scripted_llm, monkeypatch, caps
 
 def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_path, scripted_llm,
                                                                       monkeypatch, capsys):
-    from agents.cli import main
+    from agents.cli.main import main
 
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -96,8 +96,8 @@ def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_
 
 
 def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
-    from agents.cli import UsageError
-    from agents.evaluation.command import RESUME_KEYS, _check_manifest
+    from agents.cli.main import UsageError
+    from agents.evaluation.manifest import RESUME_KEYS, check_manifest as _check_manifest
 
     assert {"examples", "params"} <= set(RESUME_KEYS)
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 7, "keep_distinct": False,
@@ -126,8 +126,8 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     ``{"macsql": {}}``: resuming it with today's default (graded) would mix two prompts in one
     results file, so it is refused; asked for the paper's prompt, it resumes. A manifest written
     now names the parameter whose default changed, so a later change cannot blur it."""
-    from agents.cli import UsageError
-    from agents.evaluation.command import _check_manifest, _recorded_params
+    from agents.cli.main import UsageError
+    from agents.evaluation.manifest import check_manifest as _check_manifest, recorded_params as _recorded_params
     from agents.pipelines import get_pipeline
 
     macsql = get_pipeline("macsql")
@@ -279,8 +279,8 @@ def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_o
     """The oldest manifests have no ``params``: the pipelines with results in the folder ran
     with their defaults of that time, so a resume with today's changed defaults is refused
     and one asking for the earlier values is accepted and written down."""
-    from agents.cli import UsageError
-    from agents.evaluation.command import _check_manifest, _recorded_params
+    from agents.cli.main import UsageError
+    from agents.evaluation.manifest import check_manifest as _check_manifest, recorded_params as _recorded_params
     from agents.pipelines import get_pipeline
 
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 7, "keep_distinct": False,
@@ -309,14 +309,14 @@ def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_o
     (["--pipelines", "baseline", "--examples", "/nonexistent/train.json"], "--examples"),
 ])
 def test_eval_command_usage_errors(tiny, tmp_path, extra, message, capsys):
-    from agents.cli import main
+    from agents.cli.main import main
 
     assert main(["eval", "--data", str(tiny), "--out", str(tmp_path)] + extra) == 2
     assert message in capsys.readouterr().err
 
 
 def test_eval_command_missing_dataset(tmp_path, capsys):
-    from agents.cli import main
+    from agents.cli.main import main
 
     assert main(["eval", "--data", str(tmp_path / "nowhere"), "--pipelines", "baseline"]) == 2
     assert "dataset folder not found" in capsys.readouterr().err
@@ -325,11 +325,11 @@ def test_eval_command_missing_dataset(tmp_path, capsys):
 def test_eval_command_runs_serially_on_the_embedded_model(tiny, tmp_path, llm, monkeypatch,
                                                           capsys, scripted_llm):
     """Provider 'local' serves one request at a time: --workers is forced to 1, with a note."""
-    import agents.llm
-    from agents.cli import main
+    import agents.llm.client
+    from agents.cli.main import main
 
     monkeypatch.setenv("STUDIO_PROVIDER", "local")
-    monkeypatch.setattr(agents.llm, "make_client", lambda settings: llm)
+    monkeypatch.setattr(agents.llm.client, "make_client", lambda settings: llm)
     scripted_llm.when(lambda req: True, "SELECT name FROM people")
     out = tmp_path / "out"
     assert main(["eval", "--data", str(tiny), "--pipelines", "baseline", "--limit", "2",

@@ -235,7 +235,7 @@ def eval_env(tmp_path, scripted_llm, monkeypatch):
 
 
 def run_eval(data: Path, out: Path, *extra: str) -> tuple[int, dict]:
-    from agents.cli import main
+    from agents.cli.main import main
 
     code = main(["eval", "--data", str(data), "--pipelines", "baseline", "--limit", "4",
                  "--sample", "stratified", "--out", str(out), "--no-cache", *extra])

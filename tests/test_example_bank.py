@@ -9,7 +9,7 @@ import pytest
 from agents.example_bank import (EASY, JOIN, JOIN_NESTED, NESTED, ExampleBank, ExampleBankError,
                                  classify_sql, question_skeleton, schema_terms,
                                  spider_schema_terms)
-from agents.schema import Column, Schema, Table
+from agents.db.schema import Column, Schema, Table
 from bench_scripts import bench_script
 
 
@@ -277,7 +277,7 @@ def test_ten_thousand_examples_are_searched_with_type_and_database_filters(bank_
 
 
 def test_bank_for_a_database_combines_imported_and_accepted_examples(tmp_path, sample_dbs):
-    from agents.database import open_database
+    from agents.db.database import open_database
     from agents.example_bank import bank_for, load_imported
     from agents.store import Store
 
@@ -300,7 +300,7 @@ def test_bank_for_a_database_combines_imported_and_accepted_examples(tmp_path, s
 
 
 def test_bank_for_survives_an_unreadable_store(sample_dbs):
-    from agents.database import open_database
+    from agents.db.database import open_database
     from agents.example_bank import bank_for
 
     class BrokenStore:
@@ -315,7 +315,7 @@ def test_bank_for_logs_why_the_accepted_answers_are_missing(sample_dbs, caplog):
     import logging
     import sqlite3
 
-    from agents.database import open_database
+    from agents.db.database import open_database
     from agents.example_bank import Example, bank_for
 
     class LockedStore:
@@ -330,7 +330,7 @@ def test_bank_for_logs_why_the_accepted_answers_are_missing(sample_dbs, caplog):
 
 
 def test_bank_for_lets_a_bug_through(sample_dbs):
-    from agents.database import open_database
+    from agents.db.database import open_database
     from agents.example_bank import bank_for
 
     class BuggyStore:

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.engine import END, resume_run, run_to_end
+from agents.core.engine import END, resume_run, run_to_end
 from agents.pipelines import get_pipeline
-from agents.pipelines.final_check import (FinalCheck, ending_for, question_names,
-                                          stored_case, unnamed_unread_joins)
-from agents.safe_sql import ExecResult
+from agents.rules.final_check import (FinalCheck, ending_for, question_names, stored_case,
+    unnamed_unread_joins)
+from agents.db.safe_sql import ExecResult
 from dbfactory import TWO_APPLICATIONS_SQL
-from test_macsql import DECOMPOSER, PIPELINE, SMALL_SQL, decomposition, make_db, run
-
-JOINED = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
-          "WHERE T1.country = 'France'")
-PLAIN = "SELECT T1.name FROM singer AS T1 WHERE T1.country = 'France'"
+from final_check_cases import ACROSS, BY_KEY, JOINED, PLAIN, SURFACE
+from macsql_script import DECOMPOSER, PIPELINE, SMALL_SQL, decomposition, make_db, run
 
 
 @pytest.fixture
@@ -72,8 +69,6 @@ def test_a_word_of_a_joined_column_keeps_the_join_only_where_the_query_counts(sm
 
 FROM_FIRST = ("SELECT T2.year FROM singer AS T1 JOIN concert AS T2 "
               "ON T1.singer_id = T2.singer_id")
-BY_KEY = ("SELECT T1.singer_id FROM singer AS T1 JOIN concert AS T2 "
-          "ON T1.singer_id = T2.singer_id WHERE T2.year = 2015")
 
 
 @pytest.mark.parametrize("sql, question, option, mended", [
@@ -114,6 +109,9 @@ def test_the_final_sql_ends_without_the_join_as_a_step_of_its_own(small_db, llm,
     assert FinalCheck.from_dict(check.parsed).text_lines()[0] == (
         "  left out the join of concert: nothing reads it and the question does not name it")
     assert check.parsed.get("values") is None
+    assert check.notes == ["rule 'Unread joins dropped' (changes result, switch "
+                           "drop_unread_joins): the final SQL loses a join nothing reads and "
+                           "the question does not name"]
     assert ("refiner", "final_check") in PIPELINE.edges() and ("final_check", END) in \
         PIPELINE.edges()
 
@@ -149,6 +147,7 @@ def test_a_value_in_another_case_is_written_as_stored(small_db, llm, scripted_ll
     assert sorted(r[0] for r in result.result["rows"]) == ["Ana", "Cy"]
     assert FinalCheck.from_dict(check.parsed).text_lines()[0] == (
         "  'france' written as the column stores it: 'France'")
+    assert [n.split(" (")[0] for n in check.notes] == ["rule 'Stored case'"]
     off = run(small_db, llm, "Which singers are from france?", refine_empty_result=False,
               match_stored_case=False)
     assert off.events[-1].step == "refiner" and off.final_sql == LOWER
@@ -203,11 +202,6 @@ def test_runs_recorded_before_the_check_keep_their_sql():
             assert pipeline.resolve_recorded({})[rule] is False
         assert pipeline.closing == "final_check"
     assert get_pipeline("baseline").closing is None  # the one prompt stays as written
-
-
-SURFACE = "What is the total surface area of the continents Asia and Europe?"
-ACROSS = ("SELECT SUM(T2.SurfaceArea) FROM continents AS T1 JOIN country AS T2 "
-          "ON T1.Continent = T2.Continent WHERE T1.Continent IN ('asia', 'europe')")
 
 
 @pytest.fixture
@@ -294,7 +288,7 @@ def test_a_version_that_does_not_run_is_not_ended_on(small_db):
 
 def test_a_mended_sql_that_fails_is_not_ended_on(small_db, llm, scripted_llm, monkeypatch):
     """Should the mended version fail (here forced), the run keeps its SQL and says why."""
-    from agents.pipelines import final_check
+    from agents.rules import final_check
 
     broken = final_check.Mended(sql="SELECT nope FROM singer", tables=["concert"], by_key=[],
                                  values=[])
@@ -323,7 +317,7 @@ def test_the_bench_replay_and_the_recorded_reading_agree_with_the_run(tmp_path, 
     import json
     import shutil
 
-    from test_resume_recorded import bench_script
+    from bench_scripts import bench_script
 
     final_checks = bench_script(monkeypatch, "final_checks")
     data = tmp_path / "spider"
@@ -357,7 +351,7 @@ def test_the_bench_replay_names_the_left_out_table_of_another_part(tmp_path, wor
     import json
     import shutil
 
-    from test_resume_recorded import bench_script
+    from bench_scripts import bench_script
 
     final_checks = bench_script(monkeypatch, "final_checks")
     data = tmp_path / "spider"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.engine import Pipeline, Step, StepContext
+from agents.core.engine import Pipeline, Step, StepContext
 from agents.evaluation.dataset import load_dataset, sample_questions
 from agents.evaluation.gold import GoldPipeline
 from agents.evaluation.harness import EvalOptions, EvaluationAborted, run_evaluation

@@ -4,7 +4,7 @@ Each file is opened from a path (with its ``-wal`` beside it, when it has one) a
 bytes. Whatever the file, opening either succeeds within the integrity check's time or fails
 with one clear line; the schema is read within its budget; reading every table stays within the
 statement limit and the byte budget; the file's bytes are unchanged and no file appears beside
-it. The checks are those of ``test_hostile_statements.py``.
+it. The checks are those of ``hostile_checks.py``, as in ``test_hostile_statements.py``.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from agents import database, introspection
-from agents.database import Database, DatabaseError, open_database
-from agents.schema import quote_identifier
+from agents.db import database, introspection
+from agents.db.database import Database, DatabaseError, open_database
+from agents.db.identifiers import quote_identifier
 from dbfactory import SHOP_SQL, db_bytes
-from test_hostile_statements import LIMIT, SLACK, check_result, clear_message, listing
+from hostile_checks import LIMIT, SLACK, check_result, clear_message, listing
 
 # -- files ------------------------------------------------------------------------------------
 

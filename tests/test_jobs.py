@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
-from agents.compare import compare
-from agents.database import open_database
-from agents.engine import resume_run, run_to_end, start_run
-from agents.jobs import run_job, start_job, stop_job
+from agents.runs.compare import compare
+from agents.db.database import open_database
+from agents.core.engine import resume_run, run_to_end, start_run
+from agents.core.jobs import run_job, start_job, stop_job
 from agents.pipelines import get_pipeline
 
 TOP5 = "SELECT name FROM products ORDER BY price DESC LIMIT 5"
@@ -96,7 +96,7 @@ class _Offline:
         self.sql, self.delay = sql, delay
 
     def chat(self, messages, **_):
-        from agents.llm import LLMReply
+        from agents.llm.client import LLMReply
 
         time.sleep(self.delay)
         return LLMReply(text=f"```sql\n{self.sql}\n```", model=self.model, prompt_tokens=1,

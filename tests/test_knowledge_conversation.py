@@ -7,11 +7,11 @@ import sqlite3
 
 import pytest
 
-from agents.conversation import FollowUpError, follow_up_of, run_context, summarize_result
-from agents.engine import resume_run, run_to_end, start_run
-from agents.events import Run
+from agents.runs.conversation import FollowUpError, follow_up_of, run_context, summarize_result
+from agents.core.engine import resume_run, run_to_end, start_run
+from agents.core.events import Run
 from agents.pipelines import get_pipeline, list_pipelines
-from agents.run_context import MAX_NOTES_CHARS, RunContext
+from agents.runs.run_context import MAX_NOTES_CHARS, RunContext
 from agents.store import SCHEMA_VERSION, Store
 from dbfactory import two_singers_db
 from scripted_llm import prompt_text

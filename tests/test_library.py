@@ -12,9 +12,9 @@ import zipfile
 
 import pytest
 
-from agents.database import Database, DatabaseError
-from agents.library import (LibraryError, library_dir, open_saved, register_path, remove,
-                            save_upload)
+from agents.db.database import Database, DatabaseError
+from agents.db.library import (LibraryError, library_dir, open_saved, register_path, remove,
+    save_upload)
 from agents.store import Store
 
 SQL = "CREATE TABLE pets (id INTEGER PRIMARY KEY, kind TEXT); INSERT INTO pets (kind) VALUES "\
@@ -32,7 +32,9 @@ def sqlite_file(path, sql=SQL, wal_mode=False):
 
 
 @pytest.fixture
-def store(isolated_studio):
+def store(isolated_studio, tmp_path, monkeypatch):
+    """The studio's store, on a server that lets files in this test's folder be registered."""
+    monkeypatch.setenv("STUDIO_SERVER_PATHS", str(tmp_path))
     with Store() as s:
         yield s
 
@@ -109,25 +111,56 @@ def test_removing_deletes_a_kept_copy_but_never_a_registered_file(store, tmp_pat
     assert store.saved_databases() == [] and not remove(store, "server")
 
 
-@pytest.mark.parametrize("path, message", [
-    ("", "type the path"),
-    ("/no/such/file.sqlite", "no such file"),
-    ("/tmp", "is a folder"),
-])
-def test_bad_server_paths_give_one_clear_message(store, path, message):
-    with pytest.raises(LibraryError, match=message):
-        register_path(store, path)
+@pytest.mark.parametrize("path", ["/no/such/file.sqlite", "/tmp", "/etc/hostname", "{tmp}/nope.db",
+                                  "{tmp}"])
+def test_a_path_outside_the_folders_missing_or_a_folder_gets_one_and_the_same_message(
+        store, tmp_path, path):
+    """The message never tells a visitor whether something exists on the server."""
+    typed = path.format(tmp=tmp_path)
+    with pytest.raises(LibraryError) as caught:
+        register_path(store, typed)
+    assert str(caught.value) == (f"no SQLite file this server may open at {typed} (it opens "
+                                 f"files in {os.path.realpath(tmp_path)})")
+    with pytest.raises(LibraryError, match="type the path"):
+        register_path(store, "  ")
 
 
-def test_a_not_sqlite_server_file_and_turned_off_registration_are_refused(store, tmp_path,
-                                                                         monkeypatch):
+def test_registration_is_off_unless_the_operator_names_folders(store, tmp_path, monkeypatch):
+    ok = str(sqlite_file(tmp_path / "ok.db"))
+    for value in ("", "0", "1", "true", "relative/folder"):
+        monkeypatch.setenv("STUDIO_SERVER_PATHS", value)
+        with pytest.raises(LibraryError, match="turned off"):
+            register_path(store, ok)
+    monkeypatch.delenv("STUDIO_SERVER_PATHS")
+    with pytest.raises(LibraryError, match="turned off"):
+        register_path(store, ok)
+
+
+def test_the_studio_s_own_store_is_never_opened_even_through_a_symlink(store, tmp_path,
+                                                                      monkeypatch,
+                                                                      isolated_studio):
+    link = tmp_path / "innocent.db"
+    link.symlink_to(store.path)
+    with pytest.raises(LibraryError, match="no SQLite file this server may open"):
+        register_path(store, str(link))
+    monkeypatch.setenv("STUDIO_SERVER_PATHS", os.pathsep.join([str(tmp_path),
+                                                               str(isolated_studio)]))
+    with pytest.raises(LibraryError, match="no SQLite file this server may open"):
+        register_path(store, str(store.path))
+
+
+def test_a_named_pipe_is_refused_without_blocking(store, tmp_path):
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    with pytest.raises(LibraryError, match="no SQLite file this server may open"):
+        register_path(store, str(fifo))
+
+
+def test_a_not_sqlite_server_file_is_refused(store, tmp_path):
     text = tmp_path / "notes.db"
     text.write_text("hello")
     with pytest.raises(LibraryError, match="not a SQLite database"):
         register_path(store, str(text))
-    monkeypatch.setenv("STUDIO_SERVER_PATHS", "0")
-    with pytest.raises(LibraryError, match="turned off"):
-        register_path(store, str(sqlite_file(tmp_path / "ok.db")))
 
 
 def test_a_vanished_file_is_a_clear_error(store, tmp_path):

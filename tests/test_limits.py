@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from agents import introspection
-from agents.database import Database, DatabaseError, open_database
-from agents.exec_result import CUT_MARK, MAX_CELL_BYTES, MAX_RESULT_BYTES
-from agents.safe_sql import MAX_SQL_CHARS, UnsafeSQLError, check_sql
+from agents.db import introspection
+from agents.db.database import Database, DatabaseError, open_database
+from agents.db.exec_result import CUT_MARK, MAX_CELL_BYTES, MAX_RESULT_BYTES
+from agents.db.safe_sql import MAX_SQL_CHARS, UnsafeSQLError, check_sql
 from dbfactory import SHOP_SQL, db_bytes, make_db, sha256
 
 # One LIKE over 2 MB against a 10 kB pattern: a single SQLite step of minutes, which neither

@@ -6,11 +6,11 @@ import socket
 
 import pytest
 
-from agents import llm as llm_module
-from agents import llm_stream
-from agents.config import Settings
-from agents.llm import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
-                        LLMModelNotFound, LLMReply, LLMTimeout, make_client)
+from agents.llm import client as llm_module
+from agents.llm import stream as llm_stream
+from agents.core.config import Settings
+from agents.llm.client import (LLMAuthError, LLMBadResponse, LLMConnectionError, LLMError,
+    LLMModelNotFound, LLMReply, LLMTimeout, make_client)
 
 MESSAGES = [{"role": "user", "content": "How many singers are there?"}]
 SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}
@@ -287,7 +287,7 @@ def test_openai_without_key_or_url_says_what_to_set():
 
 
 def test_missing_local_weights_give_install_instructions(monkeypatch):
-    from agents import local_model
+    from agents.llm import local_model
 
     monkeypatch.setattr(local_model, "weights_installed", lambda variant: False)
     with pytest.raises(LLMError) as info:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from agents.llm import LLMReply
-from agents.llm_cache import ResponseCache, cache_key, default_cache_path
+from agents.llm.client import LLMReply
+from agents.llm.cache import ResponseCache, cache_key, default_cache_path
 
 BASE = dict(model="m", messages=[{"role": "user", "content": "q"}], temperature=0.0,
             max_tokens=100, json_schema=None, stop=None, endpoint="http://h/v1")

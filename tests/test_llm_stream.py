@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from agents.config import Settings
-from agents.llm import LLMStopped, LLMTimeout, make_client
+from agents.core.config import Settings
+from agents.llm.client import LLMStopped, LLMTimeout, make_client
 
 MESSAGES = [{"role": "user", "content": "Which products cost more than 10?"}]
 ANSWER = "```sql\nSELECT name\nFROM products\nWHERE price > 10\n```\nThat is all."
@@ -169,7 +169,7 @@ def test_a_remote_endpoint_has_no_queue():
 def test_a_broken_stream_is_a_connection_error_with_one_clear_line():
     import openai._base_client as base
 
-    from agents.llm_errors import is_transport_error
+    from agents.llm.errors import is_transport_error
 
     assert is_transport_error(base.httpx2.RemoteProtocolError("peer closed connection"))
     assert is_transport_error(base.httpx2.ReadError("reset"))

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from agents import local_model
-from agents.local_model import LocalModelError, ModelVariant, ensure_model_file
+from agents.llm import local_model
+from agents.llm.local_model import LocalModelError, ModelVariant, ensure_model_file
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_server_is_started_once_and_shared_across_threads(monkeypatch):
 
 @pytest.mark.real_model
 def test_embedded_model_writes_sql_that_runs(real_llm):
-    from agents.parsing import extract_sql
+    from agents.llm.parsing import extract_sql
 
     schema = ("CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, "
               "age INTEGER);\n"
@@ -219,7 +219,7 @@ def test_draft_decoding_without_the_small_model_and_unknown_modes_are_refused():
 
 
 def test_the_decoding_setting_reaches_the_server(monkeypatch):
-    from agents.config import SettingsError, load_settings
+    from agents.core.config import SettingsError, load_settings
 
     seen = []
 

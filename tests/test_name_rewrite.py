@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import Pipeline, Step, run_to_end, start_run
-from agents.error_hints import execute_with_hint
-from agents.name_rewrite import (Rewrite, hint_with_rewrite, rewrite_name_error,
-                                 rewrite_or_none, runnable_rewrite, take_rewrite)
+from agents.db.database import open_database
+from agents.core.engine import Pipeline, Step, run_to_end, start_run
+from agents.rules.name_rewrite import execute_with_hint
+from agents.rules.name_rewrite import (Rewrite, hint_with_rewrite, rewrite_name_error,
+    rewrite_or_none, runnable_rewrite, take_rewrite)
 from dbfactory import make_db
 
 BOOKS_SQL = """

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
-from agents.events import LLMCall, StepEvent
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
+from agents.core.events import LLMCall, StepEvent
 from agents.pipelines import get_pipeline
 from agents.pipelines.csma.answers import parse_extraction
 from agents.pipelines.r3.replies import distinct_personas, parse_personas
-from agents.textview import render_event
+from agents.runs.textview import render_event
 from dbfactory import make_db
 from scripted_llm import prompt_text
 

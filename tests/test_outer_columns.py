@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.database import open_database
-from agents.outer_columns import outer_column_in_subquery
+from agents.db.database import open_database
+from agents.rules.outer_columns import outer_column_in_subquery
 from dbfactory import make_db
 
 MUSEUMS = """

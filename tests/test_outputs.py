@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from agents.engine import END, Pipeline, Step, run_to_end, start_run
-from agents.events import Run, StepEvent
-from agents.graph import to_dot, to_mermaid
+from agents.core.engine import END, Pipeline, Step, run_to_end, start_run
+from agents.core.events import Run, StepEvent
+from agents.core.graph import to_dot, to_mermaid
 from agents.outputs import Generic, SchemaSelection, SQLRepair, infer_kind, kinds, load
 from agents.pipelines import list_pipelines
-from agents.textview import render_event
+from agents.runs.textview import render_event
 
 
 def test_every_kind_round_trips_through_json():
+    list_pipelines()  # each pipeline registers its own kinds when imported
     for kind, cls in kinds().items():
         if cls is Generic:
             continue
@@ -90,7 +91,7 @@ class Jumper(Pipeline):
 
 
 def test_a_transition_the_graph_does_not_declare_fails_the_step(tmp_path):
-    from agents.database import open_database
+    from agents.db.database import open_database
     import sqlite3
 
     path = tmp_path / "t.sqlite"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.engine import ParseError
-from agents.parsing import extract_json, extract_sql, extract_sql_blocks
+from agents.core.engine import ParseError
+from agents.llm.parsing import extract_json, extract_sql, extract_sql_blocks
 
 # -- JSON -------------------------------------------------------------------------------------
 

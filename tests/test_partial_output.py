@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
-from agents.events import RunFinished, StepEvent, StepPartial, StepStarted
-from agents.jobs import run_job, stop_job
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
+from agents.core.events import RunFinished, StepEvent, StepPartial, StepStarted
+from agents.core.jobs import run_job, stop_job
 from agents.pipelines import get_pipeline
 
 TOP5 = "SELECT name FROM products ORDER BY price DESC LIMIT 5"

@@ -3,7 +3,7 @@ conversations and database knowledge existed: a long benchmark's cached answers 
 
 The hashes below were taken from the pipelines' prompts before those features were added; a
 run given only the question (and the hint box) must still send exactly those messages, whether
-its evidence comes straight from the caller or through :func:`agents.run_context.compose`.
+its evidence comes straight from the caller or through :func:`agents.runs.run_context.compose`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline
 from dbfactory import make_db
 
@@ -74,7 +74,7 @@ def run_hash(pipeline: str, db, llm, scripted_llm, evidence: str, **params) -> s
 @pytest.mark.parametrize("pipeline, hint", list(GOLDEN))
 def test_prompts_without_follow_up_or_knowledge_are_unchanged(pipeline, hint, db, llm,
                                                               scripted_llm):
-    from agents.run_context import RunContext
+    from agents.runs.run_context import RunContext
 
     direct = run_hash(pipeline, db, llm, scripted_llm, hint, **PARAMS[pipeline])
     composed = RunContext(hint=hint, notes=[], follow_up=None).evidence()

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import ParseError, resume_run, run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import ParseError, resume_run, run_to_end, start_run
 from agents.example_bank import ExampleBank
 from agents.pipelines.r3 import PIPELINE
 from agents.pipelines.r3.dialogue import writer_messages
 from agents.pipelines.r3.replies import parse_personas, parse_review, parse_writer_reply
 from agents.pipelines.r3.result_table import result_table
-from agents.sqltext import same_sql, sql_diff
-from agents.paths import SAMPLE_DBS
+from agents.db.sqltext import same_sql, sql_diff
+from agents.core.paths import SAMPLE_DBS
 from dbfactory import SINGERS_SQL, make_db
 from scripted_llm import last_user_message, prompt_text
 
@@ -701,7 +701,7 @@ def test_tables_fix_prompt_adds_nothing_for_other_errors(db, llm, scripted_llm):
 
 
 def test_name_error_context_in_a_join_condition_and_for_a_table_not_joined(db):
-    from agents.pipelines.name_context import name_error_context
+    from agents.rules.name_context import name_error_context
 
     schema = db.schema
     join = ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.concert_id = "
@@ -764,7 +764,7 @@ def test_an_unusable_sampled_correction_leaves_the_first_answer_in_the_dialogue(
 
 
 def test_the_text_view_says_a_revision_was_not_adopted(db, llm, scripted_llm):
-    from agents.textview import render_event
+    from agents.runs.textview import render_event
 
     scripted_llm.push(writer(PER_COUNTRY), invitation(1), revise("Simplify: no GROUP BY."),
                       writer(ONE_ARBITRARY_ROW, "Simplified."))

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from agents.conversation import follow_up_of
-from agents.engine import ExecLimits, run_to_end, start_run
-from agents.events import Run
+from agents.runs.conversation import follow_up_of
+from agents.core.engine import ExecLimits, run_to_end, start_run
+from agents.core.events import Run
 from agents.pipelines import get_pipeline
-from agents.result_summary import (SUMMARY_STEP, pipeline_events, summary_messages,
-                                   summary_text, with_summary)
-from agents.textview import render_event, render_outcome
+from agents.runs.result_summary import (SUMMARY_STEP, pipeline_events, summary_messages,
+    summary_text, with_summary)
+from agents.runs.textview import render_event, render_outcome
 from dbfactory import two_singers_db
 from scripted_llm import prompt_text
 

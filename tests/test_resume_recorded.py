@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.evaluation.harness import DatabasePool, EvalOptions
 from agents.evaluation.resume_recorded import resume_record
 from agents.pipelines.r3 import PIPELINE
@@ -113,13 +113,13 @@ def test_a_run_without_a_repeated_repair_keeps_its_verdict(db_path, llm, scripte
 
 
 def event(step, kind, parsed, inputs=None):
-    from agents.events import StepEvent
+    from agents.core.events import StepEvent
     return StepEvent(index=0, step=step, agent=step, title=step, status="ok", kind=kind,
                      parsed=parsed, inputs=inputs or {})
 
 
 def test_first_repeat_reads_each_pipeline_s_repairs(retry_repeats):
-    from agents.events import Run
+    from agents.core.events import Run
     dea = Run(pipeline="deasql", question="q", db_name="d", events=[
         event("sql_generation", "sql_draft", {"sql": "A"}),
         event("execution_check", "execution_check", {"ok": False, "repairs": [
@@ -141,7 +141,7 @@ def test_first_repeat_reads_each_pipeline_s_repairs(retry_repeats):
 
 def test_a_dea_sql_check_that_gave_up_is_resumed_there_with_a_second_repair(
         db_path, llm, scripted_llm, failed_checks):
-    from agents.events import Run
+    from agents.core.events import Run
     from agents.pipelines.deasql import PIPELINE as DEASQL
     from prompt_markers import (DEA_ACTIVE, DEA_CLASSIFY, DEA_CORRECT, DEA_ELEMENTS,
                                 DEA_FILTER, DEA_GENERATE, DEA_REPAIR)
@@ -193,7 +193,7 @@ def test_a_results_line_without_a_run_keeps_its_verdict(db_path, llm, retry_repe
 
 
 def test_the_first_repair_of_a_name_error_is_found_in_old_and_new_runs(name_error_repairs):
-    from agents.events import Run
+    from agents.core.events import Run
     find = name_error_repairs.first_name_error_repair
     failing = {"sql_before": "SELECT T2.x FROM t AS T1 JOIN u AS T2", "sql_after": "B",
                "error": "no such column: T2.x\nHint: T2 is table u.",
@@ -256,8 +256,8 @@ def test_a_selection_repair_resumes_at_its_candidate_and_only_where_the_hint_cha
     """The repair reads the error from its candidate's execution, so the run resumes at that
     candidate; with ``changed_hint`` only a repair whose recorded hint today's code would not
     write again counts (here: a rewrite comparing a column with itself, no longer offered)."""
-    from agents.events import Run
-    from agents.name_rewrite import hint_with_rewrite
+    from agents.core.events import Run
+    from agents.rules.name_rewrite import hint_with_rewrite
     script = ("CREATE TABLE owner (owner_id INTEGER PRIMARY KEY, city TEXT);"
               "CREATE TABLE pro (pro_id INTEGER PRIMARY KEY, city TEXT);"
               "INSERT INTO owner VALUES (1, 'West'); INSERT INTO pro VALUES (1, 'West');")
@@ -294,7 +294,7 @@ def test_a_selection_run_with_its_decomposer_written_again_is_voted_on_again(
     right one and the selection agent picks it. Resumed at that candidate with the graded
     prompt, the decomposer agrees with the writer, whose candidate is written again the same,
     and the vote is decisive."""
-    from agents.events import Run
+    from agents.core.events import Run
     from agents.pipelines.selection import PIPELINE as SELECTION
     from prompt_markers import MAC_DECOMPOSE, SELECT_CHOICE, WRITER
     everyone = "SELECT name FROM singer"
@@ -459,7 +459,7 @@ def test_a_selection_repair_that_failed_anew_is_resumed_there_with_a_second_repa
 
 def test_a_selection_run_whose_repairs_ran_or_repeated_their_error_is_not_resumed(
         second_repairs):
-    from agents.events import Run
+    from agents.core.events import Run
 
     def repair(error, after_error, ok=False):
         e = event("repair:cot", "sql_repair", {"sql_before": "A", "sql_after": "B",
@@ -551,7 +551,7 @@ def test_a_csma_check_of_sql_that_runs_is_resumed_there_with_the_agreement_check
 
 
 def test_a_csma_run_whose_checks_saw_only_failing_sql_is_not_resumed(csma_checks):
-    from agents.events import Run
+    from agents.core.events import Run
     failing = {"ok": False, "error": "no such column: nme"}
 
     def event(step, execution, status="ok"):
@@ -619,7 +619,7 @@ def test_a_csma_run_is_resumed_where_a_rewrite_would_have_made_its_sql_run(
 
 
 def test_a_checks_own_sql_that_failed_on_a_name_is_read_for_the_rewrite(csma_rewrites):
-    from agents.events import StepEvent
+    from agents.core.events import StepEvent
     check = StepEvent.from_dict({
         "index": 4, "step": "check:2", "agent": "Agent 2", "title": "", "status": "ok",
         "parsed": {"verdict": "negative", "own_sql": "SELECT T2.x FROM t AS T2",

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines.baseline import PIPELINE as BASELINE
 from agents.retrieval.fit import form_cost
 from agents.retrieval.parts import Parts, covered_words, covering_parts
 from agents.retrieval.stage import PART_COVERAGE, PART_FLOOR, choose
 from dbfactory import make_db, wide_schema_sql
+from retrieval_script import CONTEXT, client, sql_block
 from scripted_llm import ScriptedLLM
-from test_retrieval import CONTEXT, client, sql_block
 
 # two applications among 300 distractor tables: students and their dogs, with rows, and
 # another school's students, whose table matches "students", "last" and "names" as well

@@ -9,16 +9,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines.baseline import PIPELINE as BASELINE
 from agents.retrieval.fit import form_cost
 from agents.retrieval.parts import Parts, schema_parts, strong_parts
 from agents.retrieval.stage import PART_FLOOR, RELATIVE_FLOOR, choose, over_floor
-from agents.schema import Column, ForeignKey, Schema, Table
+from agents.db.schema import Column, ForeignKey, Schema, Table
 from dbfactory import make_db
+from retrieval_script import CONTEXT, QUESTION, charts_run, client
 from scripted_llm import ScriptedLLM
-from test_retrieval import CONTEXT, QUESTION, answer, client
 
 
 def table(name: str) -> Table:
@@ -66,15 +66,6 @@ def test_the_floor_without_parts_is_as_before():
     assert over_floor(ranking, parts=parts, part_floor=1.5) == ["a", "x"]
 
 
-def charts_run(db):
-    """``baseline`` asked the singers question on ``db`` against a scripted server with an
-    8,192-token context: the run, and the requests it sent."""
-    with ScriptedLLM(context_size=CONTEXT) as server:
-        server.when(lambda req: True, answer)
-        run = run_to_end(start_run(BASELINE, QUESTION, db, client(server, n_ctx=CONTEXT)))
-    return run, server.requests
-
-
 def test_retrieval_sets_a_look_alike_part_apart_and_the_trace_names_it(charts_db):
     cost = form_cost(BASELINE.retrieval.forms({p.name: p.default for p in BASELINE.params}))
     plain, kept = choose(charts_db, QUESTION, "", cost, budget=6000, part_floor=0,
@@ -116,7 +107,7 @@ def test_recorded_runs_are_resumed_only_where_retrieval_now_keeps_other_tables(m
     keep now, or the values it would find, differ from the record: a change to the rule is
     measured on the runs it touches, and the others keep their prompts and answers."""
     from agents.retrieval import STATE_KEY
-    from test_resume_recorded import bench_script
+    from bench_scripts import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
     run, _ = charts_run(charts_db)
@@ -132,7 +123,7 @@ def test_recorded_runs_are_resumed_only_where_retrieval_now_keeps_other_tables(m
 
 def test_the_finder_passes_over_a_recorded_retrieval_that_failed_and_resumes_one_now_failing(
         monkeypatch, charts_db):
-    from test_resume_recorded import bench_script
+    from bench_scripts import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
     run, _ = charts_run(charts_db)
@@ -148,7 +139,7 @@ def test_every_named_run_is_resumed_from_retrieval_even_when_it_keeps_the_same(
         monkeypatch, charts_db):
     """``--every-named``: a change after retrieval is measured on the runs named, from
     retrieval on, whether or not retrieval changed; a retrieval that failed is not resumed."""
-    from test_resume_recorded import bench_script
+    from bench_scripts import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
     run, _ = charts_run(charts_db)

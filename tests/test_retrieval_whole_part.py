@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline, list_pipelines
 from agents.retrieval.fit import Fit
 from agents.retrieval.outputs import SchemaRetrieval
 from agents.retrieval.parts import schema_parts
 from agents.retrieval.whole_part import (PARAM, REASON, WHOLE_PART_MARGIN, WHOLE_PART_SHARE,
                                          whole_part)
-from agents.schema import Column, ForeignKey, Schema, Table
+from agents.db.schema import Column, ForeignKey, Schema, Table
 from dbfactory import SINGERS_SQL, make_db, wide_schema_sql
+from retrieval_script import CONTEXT, answer, client
 from scripted_llm import ScriptedLLM
-from test_retrieval import CONTEXT, answer, client
 
 # the concerts application with a stadium table no question below names
 CONCERTS_SQL = """
@@ -202,7 +202,7 @@ def test_a_kept_table_of_another_part_scoring_close_to_the_best_leaves_the_selec
 def test_a_resumed_run_writes_the_part_first_again(concerts):
     """The tables to write first are state like the selection, so a run resumed at the
     writer sends the prompt the first run sent."""
-    from agents.engine import resume_run
+    from agents.core.engine import resume_run
     from agents.pipelines.baseline import PIPELINE
 
     with ScriptedLLM(context_size=CONTEXT) as server:
@@ -240,8 +240,8 @@ def test_recorded_runs_with_the_part_completed_are_not_taken_for_changed_ones(mo
     """``bench/retrieval_reruns.py`` asks retrieval again with the run's recorded parameters:
     a run that kept the whole part reads back as unchanged, one recorded without it (or with
     another order) as changed."""
-    from agents.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
-    from test_resume_recorded import bench_script
+    from agents.core.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
+    from bench_scripts import bench_script
 
     reruns = bench_script(monkeypatch, "retrieval_reruns")
     runs, _ = asked(concerts, ASKED[1:])

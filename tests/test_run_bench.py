@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from bench_scripts import BENCH, bench_script
+from bench_scripts import ARCHIVE, BENCH, bench_script
 
 
 @pytest.fixture
@@ -17,9 +15,14 @@ def run_bench(monkeypatch):
 def test_every_benchmark_script_is_listed_with_what_it_needs(run_bench, capsys):
     assert run_bench.main(["--list"]) == 0
     printed = capsys.readouterr().out
-    scripts = {p.name for p in BENCH.glob("*.py")} - {"run_bench.py"}
+    root = BENCH.parent
+    scripts = ({p.relative_to(root).as_posix() for p in BENCH.glob("*.py")}
+               | {p.relative_to(root).as_posix() for p in ARCHIVE.glob("*.py")})
+    scripts -= {"bench/run_bench.py"}
     commands = {b.command[0] for b in run_bench.BENCHMARKS}
-    assert scripts <= {Path(c).name for c in commands}
+    assert scripts <= commands
+    for command in commands - {"-m"}:
+        assert (root / command).is_file(), command
     for bench in run_bench.BENCHMARKS:
         assert bench.name in printed
     assert printed.count("needs:") == len(run_bench.BENCHMARKS)

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from agents import cli
-from agents.database import open_database
-from agents.engine import resume_run, run_to_end, start_run
+from agents.cli import main as cli
+from agents.db.database import open_database
+from agents.core.engine import resume_run, run_to_end, start_run
 from agents.pipelines import get_pipeline
-from agents.run_report import run_report, stored_run_report
-from agents.state_diff import change_lines, original_states, state_changes
+from agents.runs.run_report import run_report, stored_run_report
+from agents.core.state_diff import change_lines, original_states, state_changes
 from agents.store import Store, default_path
 
 TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
@@ -113,8 +113,8 @@ def test_a_repair_steps_error_is_reported_before_its_repair(runs):
 def test_a_step_cut_short_by_a_stop_is_reported_as_stopped(runs):
     import copy
 
-    from agents.events import STOPPED
-    from agents.textview import render_event
+    from agents.core.events import STOPPED
+    from agents.runs.textview import render_event
 
     first, _ = runs
     stopped = copy.deepcopy(first)
@@ -159,5 +159,5 @@ def test_cli_export_mistakes_are_one_line(runs, capsys, argv, fragment):
     ("a *b* `c` |d| <e>", "a \\*b\\* \\`c\\` \\|d\\| \\<e\\>"),
 ])
 def test_markdown_text_is_escaped_only_where_it_would_be_read_as_markup(text, escaped):
-    from agents.run_report import md_escape
+    from agents.runs.run_report import md_escape
     assert md_escape(text) == escaped

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from agents.database import Database, open_database
-from agents.safe_sql import (ExecResult, UnsafeSQLError, check_sql, execute_readonly,
-                             install_guards)
+from agents.db.database import Database, open_database
+from agents.db.safe_sql import (ExecResult, UnsafeSQLError, check_sql, execute_readonly,
+    install_guards)
 from dbfactory import SHOP_SQL, db_bytes, make_db, sha256
 
 # Every kind of statement that must never run, with words its refusal must contain.

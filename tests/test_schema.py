@@ -8,9 +8,11 @@ import time
 
 import pytest
 
-from agents.database import Database, open_database
-from agents.safe_sql import install_guards
-from agents.schema import ForeignKey, Schema, introspect, quote_identifier
+from agents.db.database import Database, open_database
+from agents.db.safe_sql import install_guards
+from agents.db.introspection import introspect
+from agents.db.identifiers import quote_identifier
+from agents.db.schema import ForeignKey, Schema
 from dbfactory import ODD_SQL, SHOP_SQL, build_big_table, db_bytes
 
 

@@ -4,8 +4,8 @@ import pytest
 
 from agents.pipelines.baseline import ddl_with_examples
 from agents.pipelines.deasql.shared import table_info
-from agents.schema import Column, ForeignKey, Schema, Table
-from agents.schema_ddl import DDLLayout, render_create_tables
+from agents.db.schema import Column, ForeignKey, Schema, Table
+from agents.db.schema_ddl import DDLLayout, render_create_tables
 
 
 def _schema(team_name: str = "team") -> Schema:

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from agents import cli
-from agents.database import open_database
-from agents.engine import END, ExecLimits, resume_run, run_to_end, start_run
+from agents.cli import main as cli
+from agents.db.database import open_database
+from agents.core.engine import END, ExecLimits, resume_run, run_to_end, start_run
 from agents.pipelines.selection import PIPELINE
 from agents.pipelines.selection.generators import priority
 from agents.pipelines.selection.outputs import CandidateVote

@@ -11,39 +11,9 @@ import threading
 
 import pytest
 
-from agents.events import LLMCall, Run, StepEvent
+from agents.core.events import Run
 from agents.store import ERROR_TYPES, SCHEMA_VERSION, UNANNOTATED, Store, StoreError
-
-
-def make_run(question="How many orders were cancelled?", *, db_name="shop", pipeline="mac_sql",
-             status="done", sql="SELECT COUNT(*) FROM orders WHERE status = 'cancelled'",
-             started_at=1_700_000_000.0, **kw) -> Run:
-    """A realistic two-step run built directly from the event records."""
-    selector = StepEvent(
-        index=0, step="select", agent="Selector", title="Pick tables",
-        inputs={"tables": ["orders", "customers"]},
-        parsed={"tables": [{"table": "orders", "decision": "keep_all", "kept": [], "dropped": []}],
-                "used": True},
-        calls=[LLMCall(messages=[{"role": "user", "content": "Which tables?"}],
-                       raw='{"orders": "keep_all"}', model="m", prompt_tokens=120,
-                       completion_tokens=9, seconds=0.8)],
-        seconds=0.9, next_step="generate", data={"selection": {"orders": "keep_all"}},
-        started_at=started_at)
-    generator = StepEvent(
-        index=1, step="generate", agent="Decomposer", sql=sql,
-        parsed={"sub_questions": [{"question": question, "sql": sql}]},
-        execution={"ok": True, "sql": sql, "columns": ["n"], "rows": [[93]], "row_count": 1,
-                   "truncated": False, "seconds": 0.01, "error": None, "error_class": None},
-        calls=[LLMCall(messages=[{"role": "user", "content": "Write SQL"}], raw="```sql\nbad\n```",
-                       prompt_tokens=200, completion_tokens=30, seconds=1.5, error="no SQL found"),
-               LLMCall(messages=[{"role": "user", "content": "Write SQL again"}], raw=sql,
-                       prompt_tokens=230, completion_tokens=20, seconds=1.1)],
-        notes=["retried once"], seconds=2.7, data={"selection": {"orders": "keep_all"}, "sql": sql},
-        started_at=started_at + 1)
-    return Run(pipeline=pipeline, question=question, db_name=db_name, evidence="cancelled = status",
-               params={"max_rows": 50}, model="qwen", events=[selector, generator], status=status,
-               final_sql=sql, result={"ok": True, "row_count": 1, "columns": ["n"], "rows": [[93]]},
-               started_at=started_at, finished_at=started_at + 4.2, **kw)
+from run_records import make_run
 
 
 @pytest.fixture
@@ -288,3 +258,24 @@ def test_delete_run_removes_its_annotations(store):
     store.annotate(run.run_id, "correct")
     assert store.delete_run(run.run_id)
     assert store.list_runs() == [] and store.get_annotation(run.run_id) is None
+
+
+def test_the_runs_csv_never_starts_a_spreadsheet_formula(store):
+    store.save_run(make_run('=HYPERLINK("http://x.example","click")', started_at=1.0))
+    [row] = list(csv.DictReader(io.StringIO(store.export_runs(fmt="csv"))))
+    assert row["question"] == '\'=HYPERLINK("http://x.example","click")'
+    [line] = store.export_runs(fmt="jsonl").splitlines()  # JSONL keeps the text as it is
+    assert json.loads(line)["run"]["question"].startswith("=HYPERLINK")
+
+
+def test_csv_cells_never_start_a_spreadsheet_formula():
+    import pandas as pd
+
+    from agents.store.export import safe_cell
+    from ui.widgets.result import csv_bytes
+
+    assert [safe_cell(v) for v in ("=HYPERLINK(\"x\")", "+1", "-cmd", "@SUM(A1)", "\tx", "ok",
+                                   -3, 2.5, None)] == [
+        "'=HYPERLINK(\"x\")", "'+1", "'-cmd", "'@SUM(A1)", "'\tx", "ok", -3, 2.5, None]
+    frame = pd.DataFrame({"=name": ["=1+1", "Ada", None], "n": [-1, 2, 3]})
+    assert csv_bytes(frame).decode().splitlines() == ["'=name,n", "'=1+1,-1", "Ada,2", ",3"]

@@ -10,11 +10,11 @@ import json
 import pytest
 import sqlite_utils
 
-from agents.outcome import DONE_FAILS, DONE_NO_SQL, DONE_RUNS, outcome
+from agents.core.outcome import DONE_FAILS, DONE_NO_SQL, DONE_RUNS, outcome
 from agents.store import Store, blamed_step_label
 from agents.store.schema import MIGRATIONS
 
-from test_store import make_run
+from run_records import make_run
 
 FAILING = {"ok": False, "error": "no such column: nme", "error_class": "OperationalError"}
 

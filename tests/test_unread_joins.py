@@ -1,11 +1,11 @@
-"""Joins of a table nothing reads (:mod:`agents.unread_joins`), on a small school database."""
+"""Joins of a table nothing reads (:mod:`agents.rules.unread_joins`), on a small school database."""
 
 import sqlite3
 
 import pytest
 
-from agents.database import open_database
-from agents.unread_joins import tables_named, unread_joins
+from agents.db.database import open_database
+from agents.rules.unread_joins import tables_named, unread_joins
 
 
 @pytest.fixture(scope="module")

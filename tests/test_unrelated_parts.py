@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agents.database import open_database
-from agents.unrelated_parts import unrelated_parts
+from agents.db.database import open_database
+from agents.rules.unrelated_parts import unrelated_parts
 from dbfactory import TWO_APPLICATIONS_SQL, make_db
 
 ACROSS = ("SELECT SUM(T2.SurfaceArea) FROM continents AS T1 JOIN country AS T2 "

@@ -7,11 +7,12 @@ import sqlite3
 
 import pytest
 
-from agents.database import open_database
-from agents.safe_sql import ExecResult
-from agents.question_phrases import question_phrases
-from agents.value_grounding import (Grounding, GroundingLimits, ValueMatch, ground_question,
-                                    render_matches, text_columns, value_index)
+from agents.db.database import open_database
+from agents.db.safe_sql import ExecResult
+from agents.retrieval.question_phrases import question_phrases
+from agents.retrieval.value_grounding import (Grounding, GroundingLimits, ValueMatch,
+                                              ground_question, render_matches)
+from agents.retrieval.value_index import text_columns, value_index
 from dbfactory import build_big_table, make_db, sha256
 
 MUSIC_SQL = """

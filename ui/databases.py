@@ -2,7 +2,7 @@
 
 Sample databases are opened once per server process (``st.cache_resource``) and shared read-only
 by every session. An upload is first opened with ``Database.from_bytes`` (every check of an
-upload applies), then kept as a read-only copy in the studio's home (:mod:`agents.library`), so
+upload applies), then kept as a read-only copy in the studio's home (:mod:`agents.db.library`), so
 it is still there after a restart; when the kept copies would exceed their size limit it stays in
 this session's memory only, as before, and the user is told. A file on the server can be
 registered by path (opened read-only, never modified). Saved databases are opened once per
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from agents.paths import SAMPLE_DBS, cache_dir
+from agents.core.paths import SAMPLE_DBS, cache_dir
 
 from ui import services as ui_services
 from ui import state as ui_state
@@ -71,7 +71,7 @@ def _sample_folder() -> Path:
 
 @st.cache_resource(show_spinner="Opening the sample database…")
 def sample_database(name: str):
-    from agents.database import open_database
+    from agents.db.database import open_database
 
     info = sample_catalog()[name]
     return open_database(_sample_folder() / info.file)
@@ -93,7 +93,7 @@ def saved() -> dict[str, dict]:
 
 @st.cache_resource(show_spinner="Opening the saved database…", max_entries=32)
 def _saved_database(name: str, kind: str, path: str, added_at: str):
-    from agents.library import open_saved
+    from agents.db.library import open_saved
 
     return open_saved({"name": name, "kind": kind, "path": path})
 
@@ -106,8 +106,8 @@ def add_upload(name: str, data: bytes, *, keep: bool = True):
     read about what was opened (a WAL-mode file without its -wal) and why a good upload could not
     be kept after a restart; None when there is nothing to say. With ``keep`` off the upload
     stays in this session's memory only, seen by no other session."""
-    from agents.database import Database
-    from agents.library import LibraryError, save_upload
+    from agents.db.database import Database
+    from agents.db.library import LibraryError, save_upload
 
     limit = ui_state.upload_limit_mb() * 1024 * 1024
     db = Database.from_bytes(name, data, max_bytes=limit)
@@ -133,7 +133,7 @@ def _joined(*parts: str | None) -> str | None:
 
 def register_path(path: str):
     """Register a server file by path; raises ``LibraryError`` with a clear message."""
-    from agents.library import register_path as register
+    from agents.db.library import register_path as register
 
     entry, db = register(ui_services.store(), path)
     db.close()
@@ -143,7 +143,7 @@ def register_path(path: str):
 
 def remove_saved(name: str) -> bool:
     """Forget a saved database (a kept copy is deleted; a server file is left alone)."""
-    from agents.library import remove
+    from agents.db.library import remove
 
     done = remove(ui_services.store(), name)
     _saved_database.clear()
@@ -165,8 +165,8 @@ def resolve(key: str | None):
         entry = saved().get(name)
         if entry is None or (entry["kind"] == "upload") != (kind == "upload"):
             return None
-        from agents.database import DatabaseError
-        from agents.library import LibraryError
+        from agents.db.database import DatabaseError
+        from agents.db.library import LibraryError
 
         try:
             return _saved_database(entry["name"], entry["kind"], entry["path"], entry["added_at"])

@@ -1,5 +1,5 @@
 """Small formatting helpers shared by the pages: sizes, result tables, text safe for Markdown
-(SQL layout is :func:`agents.sqltext.format_sql`)."""
+(SQL layout is :func:`agents.db.sqltext.format_sql`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Draws a job's steps as they happen, for a single run (Ask) or several pipelines (Compare).
 
-The job (:mod:`agents.jobs`) collects the engine's items in a worker thread; this draws them and
+The job (:mod:`agents.core.jobs`) collects the engine's items in a worker thread; this draws them and
 polls until the job ends. Earlier steps (from before a rerun) are drawn at once; a running step is
 an open ``st.status`` whose label counts the seconds, which also gives Streamlit a chance to
 interrupt the loop when the user clicks something. Inside it, what the step's model has written
@@ -15,9 +15,9 @@ import time
 
 import streamlit as st
 
-from agents.events import StepEvent, StepPartial, StepStarted
-from agents.jobs import Job
-from agents.llm_queue import waiting_message
+from agents.core.events import StepEvent, StepPartial, StepStarted
+from agents.core.jobs import Job
+from agents.llm.queue import waiting_message
 
 from ui import trace as ui_trace
 from ui.format import md_text

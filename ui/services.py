@@ -6,9 +6,9 @@ cheap and made per use, so an API key typed by one session is never cached where
 could reach it.
 
 All browser sessions share the one embedded server of this process (sessions with different
-settings get different clients, but ``agents.local_model`` keeps one server per model variant),
+settings get different clients, but ``agents.llm.local_model`` keeps one server per model variant),
 and every client of a server on this machine takes turns in that server's one queue
-(``agents.llm_queue``): two sessions asking at once are served one after the other, and the
+(``agents.llm.queue``): two sessions asking at once are served one after the other, and the
 second one's running step says how many runs are ahead of it.
 """
 
@@ -19,7 +19,7 @@ import json
 
 import streamlit as st
 
-from agents.config import Settings
+from agents.core.config import Settings
 from agents.store import Store, default_path
 
 SESSION_CLIENT = "llm_client"
@@ -37,7 +37,7 @@ def store() -> Store:
 
 @st.cache_resource(show_spinner="Starting the embedded model…")
 def _embedded_client(settings_json: str):
-    from agents.llm import make_client
+    from agents.llm.client import make_client
 
     return make_client(Settings(**json.loads(settings_json)))
 
@@ -48,7 +48,7 @@ def llm_client(settings: Settings):
     A client for a remote endpoint is kept in this session's state (with its key) and reused
     while the settings stay the same.
     """
-    from agents.llm import make_client
+    from agents.llm.client import make_client
 
     values = dataclasses.asdict(settings)
     if settings.provider == "local":

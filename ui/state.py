@@ -2,19 +2,22 @@
 
 Two browser sessions never share these values, and none of them is ever written to disk: an API
 key typed on the Settings page lives here and nowhere else. Settings come from
-:func:`agents.config.load_settings` (config file and environment) with this session's overrides
+:func:`agents.core.config.load_settings` (config file and environment) with this session's overrides
 on top, which is also the seam tests use: environment variables set before the app starts, or
 ``session_state["llm_overrides"]`` set directly.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+
 from typing import Any
 
 import streamlit as st
 
-from agents.config import Settings, load_settings
-from agents.engine import ExecLimits, Pipeline
+from agents.core.config import Settings, load_settings
+from agents.core.engine import ExecLimits, Pipeline
 
 LLM_OVERRIDES = "llm_overrides"
 EXEC_LIMITS = "exec_limits"
@@ -39,15 +42,46 @@ def set_llm_overrides(values: dict[str, Any]) -> None:
 def effective_settings() -> Settings:
     """The configured settings with this session's overrides applied.
 
-    Raises :class:`agents.config.SettingsError` with a readable message when a value is invalid.
+    Raises :class:`agents.core.config.SettingsError` with a readable message when a value is invalid.
     """
-    return load_settings(**{k: v for k, v in llm_overrides().items() if k in OVERRIDABLE})
+    overrides = {k: v for k, v in llm_overrides().items() if k in OVERRIDABLE}
+    settings = load_settings(**overrides)
+    if settings.api_key and not overrides.get("api_key"):
+        # The operator's key goes only to the operator's endpoint: a session that points the
+        # studio elsewhere sends its own key or none, never the configured one.
+        configured = load_settings()
+        if (settings.provider, settings.base_url) != (configured.provider, configured.base_url):
+            settings = dataclasses.replace(settings, api_key=None)
+    return settings
+
+
+def _server_cap(var: str, default: float, floor: float) -> float:
+    """An upper bound the operator sets for every session (``var``); ``default`` without it."""
+    try:
+        value = float(os.environ.get(var, "") or default)
+    except ValueError:
+        return default
+    return max(value, floor)
+
+
+def timeout_range() -> tuple[float, float]:
+    """Seconds a session may let a query take: the server's cap is ``STUDIO_MAX_QUERY_SECONDS``."""
+    return (0.5, _server_cap("STUDIO_MAX_QUERY_SECONDS", 300.0, 0.5))
+
+
+def rows_range() -> tuple[int, int]:
+    """Rows a session may let a query return: the server's cap is ``STUDIO_MAX_QUERY_ROWS``."""
+    return (10, int(_server_cap("STUDIO_MAX_QUERY_ROWS", 1_000_000, 10)))
 
 
 def exec_limits() -> ExecLimits:
+    """This session's query limits, never above the server's caps (which may have been lowered
+    since the session chose them)."""
     values = st.session_state.get(EXEC_LIMITS) or {}
-    return ExecLimits(timeout=float(values.get("timeout", DEFAULT_TIMEOUT_S)),
-                      max_rows=int(values.get("max_rows", DEFAULT_MAX_ROWS)))
+    return ExecLimits(timeout=min(float(values.get("timeout", DEFAULT_TIMEOUT_S)),
+                                  timeout_range()[1]),
+                      max_rows=min(int(values.get("max_rows", DEFAULT_MAX_ROWS)),
+                                   rows_range()[1]))
 
 
 def set_exec_limits(timeout: float, max_rows: int) -> None:

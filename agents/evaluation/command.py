@@ -14,27 +14,20 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from ..cli import CLIError, UsageError, add_llm_options
-from ..engine import ExecLimits
-from ..paths import REPO_ROOT
-from .dataset import SAMPLE_MODES, DatasetError, SampleSpec, load_dataset, sample_questions
+from agents.cli.options import CLIError, UsageError, add_llm_options
+from agents.core.config import SettingsError, load_settings
+from agents.core.engine import ExecLimits
+from agents.core.paths import REPO_ROOT
+from agents.llm.client import LLMError, make_client
+from ..example_bank import ExampleBank, ExampleBankError
+from ..pipelines import get_pipeline, names
+from ..store import Store, StoreError
+from .dataset import SAMPLE_MODES, DatasetError, load_dataset, sample_questions
+from .exclusion import describe_exclusion, exclusion_of
 from .harness import EvalOptions, EvaluationAborted, run_evaluation
-from .records import RESULTS_FILE, ResultsFile
+from .manifest import check_manifest, recorded_params
 from .report import read_report, render_markdown, run_metadata, write_report
 from .sittings import Sitting, read_sittings, record_sitting
-
-MANIFEST = "manifest.json"
-# Manifest keys that must match for a folder to be resumed: anything else makes the old and new
-# lines incomparable. ``examples`` is the few-shot file (resolved path, or None); ``params`` holds
-# each pipeline's non-default parameters and is compared only for pipelines evaluated there
-# before and again now, so one folder can still gather pipelines evaluated one at a time.
-RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints",
-               "examples", "params", "exclude_samples", "exclude_quoted", "excluded_ids",
-               "ask_db")
-# What a manifest written before a key existed meant by leaving it out.
-RESUME_DEFAULTS = {"exclude_samples": [], "exclude_quoted": False, "excluded_ids": [],
-                   "ask_db": None}
-
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``eval`` sub-command; its handler is stored as the ``func`` default."""
@@ -93,12 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     """Run the evaluation described by ``args``; returns the process exit code.
 
-    Usage mistakes raise :class:`~agents.cli.UsageError`, which the CLI prints as one line.
+    Usage mistakes raise :class:`~agents.cli.options.UsageError`, which the CLI prints as one line.
     """
-    from ..config import SettingsError, load_settings
-    from ..llm import LLMError, make_client
-    from ..pipelines import get_pipeline, names
-
     try:
         dataset = load_dataset(args.data)
     except DatasetError as exc:
@@ -131,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
     if args.examples:
         services["examples"] = load_example_bank(args.examples)
 
-    exclusion = _exclusion(dataset, args)
+    exclusion = exclusion_of(dataset, args)
     questions = sample_questions(dataset.questions, args.limit, args.sample, args.seed,
                                  exclude=exclusion["question_ids"])
     out = Path(args.out) if args.out else \
@@ -143,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"sample: {len(questions)} of {len(dataset.questions)} executable questions "
           f"({args.sample}, seed {args.seed}); pipelines: {', '.join(p.name for p in pipelines)}")
     if exclusion["question_ids"]:
-        print(f"excluded: {_describe_exclusion(exclusion)}")
+        print(f"excluded: {describe_exclusion(exclusion)}")
     print(f"output: {out}", flush=True)
 
     try:
@@ -156,11 +145,11 @@ def main(args: argparse.Namespace) -> int:
                 "error_hints": not args.no_error_hints,
                 "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
                 else None,
-                "params": _recorded_params(params, pipelines),
+                "params": recorded_params(params, pipelines),
                 "exclude_samples": exclusion["samples"], "exclude_quoted": args.exclude_quoted,
                 "excluded_ids": exclusion["question_ids"],
                 "ask_db": str(Path(args.ask_db).resolve()) if args.ask_db else None}
-    _check_manifest(out, manifest)
+    check_manifest(out, manifest)
 
     store = _store() if args.save_runs else None
     options = EvalOptions(exec_timeout=args.exec_timeout, max_rows=args.max_rows,
@@ -199,7 +188,7 @@ def main(args: argparse.Namespace) -> int:
             "name-error hints": "on" if options.step_limits.hints else "off",
             "pipeline parameters": json.dumps(params) if params else "defaults",
             "few-shot examples": args.examples or "none",
-            "excluded from the sample": _describe_exclusion(exclusion) or "none",
+            "excluded from the sample": describe_exclusion(exclusion) or "none",
         },
         # notes written into the folder's report by hand (what shared the CPU, what the run
         # is compared with) stay when the evaluation is resumed and the report rewritten
@@ -273,8 +262,6 @@ def _parse_params(items: list[str], pipelines) -> dict[str, dict]:
 
 def load_example_bank(path: str):
     """The Spider-format example bank at ``path`` (with its tables.json when beside it)."""
-    from ..example_bank import ExampleBank, ExampleBankError
-
     tables = Path(path).expanduser().parent / "tables.json"
     try:
         return ExampleBank.from_spider_json(path, tables_json=tables if tables.is_file() else None)
@@ -283,130 +270,10 @@ def load_example_bank(path: str):
 
 
 def _store():
-    from ..store import Store, StoreError
-
     try:
         return Store()
     except StoreError as exc:
         raise CLIError(str(exc)) from None
-
-
-def _check_manifest(out: Path, manifest: dict) -> None:
-    """Refuse to resume into a folder evaluated with another model, dataset, scoring, example
-    file or pipeline parameters; then record ``manifest`` (keeping the parameters of pipelines
-    evaluated there before)."""
-    manifest = json.loads(json.dumps(manifest))  # compared with what a JSON file gives back
-    path = out / MANIFEST
-    old: dict = {}
-    if path.is_file():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            old = {}
-        if not isinstance(old, dict):
-            old = {}
-        if old and "params" not in old:
-            old["params"] = _params_of_the_time(out)
-        changed = {}
-        for key in RESUME_KEYS:
-            if key not in old and key not in RESUME_DEFAULTS:  # written before it was recorded
-                continue
-            before = old.get(key, RESUME_DEFAULTS.get(key))
-            now = manifest.get(key, RESUME_DEFAULTS.get(key))
-            if key == "params":  # only pipelines evaluated there before and again now
-                before = {p: v for p, v in (before or {}).items() if p in now}
-                before, now = _param_differences(before, {p: now[p] for p in before})
-            if before != now:
-                changed[key] = (before, now)
-        if changed:
-            details = "; ".join(f"{k}: {_short(before)} there, {_short(now)} now"
-                                for k, (before, now) in changed.items())
-            raise UsageError(f"{out} holds an evaluation with other settings ({details}); "
-                              "use another --out folder")
-    if isinstance(old.get("params"), dict):
-        manifest["params"] = {**old["params"], **manifest["params"]}
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-
-
-def _params_of_the_time(out: Path) -> dict[str, dict]:
-    """What a manifest written before parameters were recorded meant: every pipeline with
-    results in the folder ran with its defaults of that time (``{}``, which
-    :meth:`~agents.engine.Pipeline.resolve_recorded` reads with its ``earlier_defaults``)."""
-    return {r["pipeline"]: {} for r in ResultsFile(out / RESULTS_FILE).read() if "pipeline" in r}
-
-
-def _recorded_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
-    """Per evaluated pipeline, the parameters ``--param`` set away from their defaults, and
-    every parameter whose default has changed (``Pipeline.earlier_defaults``) written out, so a
-    manifest read after a later change still says what ran."""
-    result = {}
-    for pipeline in pipelines:
-        defaults = pipeline.resolve_params(None)
-        values = pipeline.resolve_params(params.get(pipeline.name, {}))
-        result[pipeline.name] = {k: v for k, v in values.items()
-                                 if defaults.get(k) != v or k in pipeline.earlier_defaults}
-    return result
-
-
-def _param_differences(before: dict[str, dict], now: dict[str, dict]) -> tuple[dict, dict]:
-    """The parameters that differ between a manifest's pipelines and this run's, per pipeline,
-    compared as the values they stand for: a parameter a manifest leaves out ran at its default
-    of the time (:meth:`~agents.engine.Pipeline.resolve_recorded`)."""
-    from ..pipelines import get_pipeline
-
-    there, here = {}, {}
-    for name in before:
-        try:
-            pipeline = get_pipeline(name)
-            old = pipeline.resolve_recorded(before[name])
-            new = pipeline.resolve_params(now[name])
-        except (KeyError, ValueError):  # a pipeline or parameter that no longer exists
-            old, new = before[name], now[name]
-        keys = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
-        if keys:
-            there[name] = {k: old[k] for k in keys if k in old}
-            here[name] = {k: new[k] for k in keys if k in new}
-    return there, here
-
-
-def _exclusion(dataset, args: argparse.Namespace) -> dict:
-    """The questions no sample of this run may draw, and why: quoted in a prompt
-    (``--exclude-quoted``) or drawn by an ``--exclude-sample`` (with the quoted ones left out
-    of it too, so both samples are drawn from the same questions)."""
-    from .prompt_overlap import quoted_questions
-
-    try:
-        specs = [SampleSpec.parse(text, args.sample) for text in args.exclude_sample]
-    except DatasetError as exc:
-        raise UsageError(f"--exclude-sample: {exc}") from None
-    quoted = quoted_questions(dataset.questions) if args.exclude_quoted else []
-    excluded = {hit.qid for hit in quoted}
-    per_sample = {}
-    for spec in specs:
-        drawn = [q.qid for q in spec.draw(dataset.questions, exclude={h.qid for h in quoted})]
-        per_sample[str(spec)] = len(drawn)
-        excluded.update(drawn)
-    return {"samples": [str(spec) for spec in specs], "per_sample": per_sample,
-            "quoted": [hit.to_dict() for hit in quoted], "question_ids": sorted(excluded)}
-
-
-def _describe_exclusion(exclusion: dict) -> str:
-    if not exclusion["question_ids"]:
-        return ""
-    parts = []
-    if exclusion["quoted"]:
-        ids = ", ".join(str(hit["qid"]) for hit in exclusion["quoted"])
-        parts.append(f"{len(exclusion['quoted'])} quoted in a pipeline prompt ({ids})")
-    parts += [f"{n} of sample {spec}" for spec, n in exclusion["per_sample"].items()]
-    return f"{len(exclusion['question_ids'])} questions: " + "; ".join(parts)
-
-
-def _short(value) -> str:
-    """A manifest value for an error message: long lists are summarised."""
-    if isinstance(value, list) and len(value) > 6:
-        return f"[{len(value)} items]"
-    return repr(value)
 
 
 def _non_negative_int(text: str) -> int:

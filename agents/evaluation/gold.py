@@ -7,7 +7,7 @@ per question (``bench/scoring_speed.py``).
 
 from __future__ import annotations
 
-from ..engine import Pipeline, Step, StepContext
+from agents.core.engine import Pipeline, Step, StepContext
 
 
 class GoldPipeline(Pipeline):

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..engine import ExecLimits, Pipeline, run_to_end, start_run
-from ..events import Run
+from agents.db.database import open_database
+from agents.core.engine import ExecLimits, Pipeline, run_to_end, start_run
+from agents.core.events import Run
 from .dataset import Question
 from .metric import order_matters, result_eq, scoring_sql
 from .records import RESULTS_FILE, ResultsFile, record_key, utc_now
@@ -64,7 +65,7 @@ class DatabasePool:
 
     def __init__(self, opener: Callable[[str], Any] | None = None):
         if opener is None:
-            from ..database import open_database as opener
+            opener = open_database
         self._open = opener
         self._local = threading.local()
 

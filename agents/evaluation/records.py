@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
-from ..events import Run
+from agents.core.events import Run
+from agents.pipelines import load_run
 
 RESULTS_FILE = "results.jsonl"
 
@@ -135,4 +136,4 @@ def record_to_run(record: dict) -> Run:
     if not isinstance(trace, dict):
         raise ValueError(f"question {record.get('question_id')} ({record.get('pipeline')}) "
                          "has no run trace")
-    return Run.from_dict(trace)
+    return load_run(trace)

@@ -27,15 +27,21 @@ at the cost of those runs, and their rows laid over an earlier report's by whoev
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
-from ..engine import Pipeline, resume_run, run_to_end
-from ..events import Run
+from agents.cli.options import UsageError, parse_params
+from agents.core.config import load_settings
+from agents.core.engine import Pipeline, resume_run, run_to_end
+from agents.core.events import Run
+from agents.llm.client import make_client
+from .command import load_example_bank
 from .harness import DatabasePool, EvalOptions, score
 from .records import ResultsFile
 from .report import machine_info
@@ -96,8 +102,6 @@ def example_services(path: str | None) -> dict:
     """``{"examples": bank}`` for the runs' services, or ``{}`` without a bank file."""
     if not path:
         return {}
-    from .command import load_example_bank
-
     return {"examples": load_example_bank(path)}
 
 
@@ -216,9 +220,6 @@ def leading_option(argv: list[str] | None, option: str, choices: list[str], doc:
     pipeline, the candidate), taken out of ``argv`` before :func:`main` parses the rest.
     Without it, ``--help`` prints the script's ``doc`` and exits 0, anything else exits 2
     naming ``choices``; ``check`` may refuse a value by raising ``ValueError``."""
-    import argparse
-    import sys
-
     first = argparse.ArgumentParser(add_help=False)
     first.add_argument(option)
     known, rest = first.parse_known_args(argv)
@@ -242,12 +243,6 @@ def leading_option(argv: list[str] | None, option: str, choices: list[str], doc:
 
 def main(argv: list[str] | None, pipeline: Pipeline, find: FindStep, describe: Describe,
          description: str) -> int:
-    import argparse
-
-    from ..cli import UsageError, parse_params
-    from ..config import load_settings
-    from ..llm import make_client
-
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--results", required=True, help="evaluation folder with results.jsonl")
     parser.add_argument("--data", required=True, help="the Spider folder it was evaluated on")

@@ -26,7 +26,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..paths import REPO_ROOT
+from agents.core.paths import REPO_ROOT
 from .records import utc_now
 
 SITTINGS_FILE = "sittings.jsonl"

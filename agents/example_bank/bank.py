@@ -66,7 +66,7 @@ class ExampleBank:
                       schema: Any = None) -> int:
         """Add the store's accepted pairs (of ``db_name``, or all); returns how many were new.
 
-        ``schema`` (the database's :class:`~agents.schema.Schema`) lets the questions' schema
+        ``schema`` (the database's :class:`~agents.db.schema.Schema`) lets the questions' schema
         mentions be masked like the query's.
         """
         if schema is not None and db_name:

@@ -46,7 +46,7 @@ def _phrase(text: str) -> tuple[str, ...]:
 def schema_terms(schema: Any) -> set[tuple[str, ...]]:
     """Table names, column names and short text values of ``schema`` as maskable phrases.
 
-    ``schema`` is an :class:`agents.schema.Schema` or anything with ``tables``, each with
+    ``schema`` is an :class:`agents.db.schema.Schema` or anything with ``tables``, each with
     ``name`` and ``columns`` (``name``, optional ``examples``).
     """
     terms: set[tuple[str, ...]] = set()

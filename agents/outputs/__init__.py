@@ -1,6 +1,6 @@
 """What agents produce, as typed records: one small dataclass per *kind* of output.
 
-Every :class:`~agents.events.StepEvent` names the kind of its output (``event.kind``) and keeps it
+Every :class:`~agents.core.events.StepEvent` names the kind of its output (``event.kind``) and keeps it
 as plain JSON (``event.parsed``); ``event.output`` gives the typed record back. The Streamlit
 trace views, the CLI's text view and the step editor all dispatch on the kind, with one generic
 fallback, so no view ever guesses an output's meaning from an agent's display name or from the

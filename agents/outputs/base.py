@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from agents.db.sqltext import normalize_sql
+
 _KINDS: dict[str, type["Output"]] = {}
 
 
@@ -91,8 +93,9 @@ register(Generic)
 
 
 def kinds() -> dict[str, type[Output]]:
-    """Every registered kind (after importing the pipelines, which register their own)."""
-    _import_pipelines()
+    """Every registered kind. A pipeline registers its own kinds when it is imported, so a
+    caller rebuilding stored runs loads the pipelines first (:func:`agents.pipelines.load_run`);
+    this layer sits below them and never imports them."""
     return dict(_KINDS)
 
 
@@ -100,19 +103,13 @@ def load(kind: str | None, parsed: Any) -> Output:
     """The typed record of a stored output; a shape its kind does not accept is Generic."""
     if parsed is None:
         return Generic(data=None)
-    cls = _KINDS.get(kind or "") or kinds().get(kind or "")
+    cls = _KINDS.get(kind or "")
     if cls is None or cls is Generic:
         return Generic(data=parsed)
     try:
         return cls.from_dict(parsed)
     except (TypeError, ValueError):
         return Generic(data=parsed)
-
-
-def _import_pipelines() -> None:
-    from ..pipelines import list_pipelines
-
-    list_pipelines()
 
 
 # -- runs stored before kinds ----------------------------------------------------------------
@@ -163,8 +160,6 @@ def _is_sql_key(key: str) -> bool:
 def shows_sql(output: "Output", sql: str) -> bool:
     """Whether the views of ``output`` already show ``sql`` (so the step's SQL is not shown
     twice under them)."""
-    from ..sqltext import normalize_sql
-
     shown = output.shown_sql()
     target = normalize_sql(sql)
     return "*" in shown or any(normalize_sql(s) == target for s in shown)

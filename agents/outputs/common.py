@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..sqltext import format_sql
+from agents.db.sqltext import format_sql
 from .base import Output, register
 
 
@@ -96,7 +96,7 @@ class SQLRepair(Output):
     ``gave_up`` (still failing when the repair budget was spent; the last SQL is kept) or
     ``rewritten`` (still failing then, on a column name, and ``sql_after`` is the version one
     clear change makes run: ``written_sql`` failed with ``written_error``, ``rewrite`` says
-    what changed; :mod:`agents.pipelines.runnable_ending`).
+    what changed; :mod:`agents.rules.runnable_ending`).
     """
 
     kind: ClassVar[str] = "sql_repair"
@@ -141,7 +141,7 @@ class ExecutionCheck(Output):
     R³'s execution step). The rows themselves are in the step's execution preview. With
     ``rewrite`` set, the SQL that runs is the version of ``written_sql`` (which failed with
     ``written_error``) that one clear change makes run, taken when the repairs were spent
-    (:mod:`agents.pipelines.runnable_ending`). ``refused`` says why a revision was not adopted
+    (:mod:`agents.rules.runnable_ending`). ``refused`` says why a revision was not adopted
     (R³'s revision and aggregate gates): the SQL before it stays and is final."""
 
     kind: ClassVar[str] = "execution_check"
@@ -188,7 +188,7 @@ class ExecutionCheck(Output):
 @dataclass
 class ResultSummary(Output):
     """The answer in words: one short paragraph written from the final result's first rows
-    (:mod:`agents.result_summary`). ``rows_shown`` is how many rows the model saw of
+    (:mod:`agents.runs.result_summary`). ``rows_shown`` is how many rows the model saw of
     ``row_count``; ``truncated`` says a limit cut the result."""
 
     kind: ClassVar[str] = "result_summary"

@@ -6,7 +6,8 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from ..engine import Pipeline
+from agents.core.engine import Pipeline
+from agents.core.events import Run
 
 ORDER = ["baseline", "macsql", "deasql", "r3", "csma", "selection"]
 
@@ -37,3 +38,10 @@ def get_pipeline(name: str) -> Pipeline:
         return _registry()[name]
     except KeyError:
         raise KeyError(f"unknown pipeline {name!r}; choose from {', '.join(names())}") from None
+
+
+def load_run(data: dict) -> Run:
+    """A stored run rebuilt as a :class:`Run`, every pipeline imported first so each step's
+    output comes back as the typed record of its kind (not as a generic one)."""
+    _registry()
+    return Run.from_dict(data)

@@ -15,8 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..schema import Schema
-from ..token_budget import estimate_tokens
+from agents.db.schema import Schema
+from agents.llm.token_budget import estimate_tokens
 
 MAX_PATH = 3          # links between a table and what is kept, at most
 Cost = Callable[[Schema], int]

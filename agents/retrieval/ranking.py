@@ -5,7 +5,7 @@ the tables its foreign keys link it to, and its columns' example values. A quest
 ranked against those documents with Okapi BM25 (Robertson and Zaragoza, 2009): a word that
 names few tables (``transcript``) weighs more than one that names many (``id``, ``name``), and a
 long table does not win by its length alone. Stored values that the question names (found by
-:mod:`agents.value_grounding`) add a fixed bonus to their table and mark their column, so
+:mod:`agents.retrieval.value_grounding`) add a fixed bonus to their table and mark their column, so
 "orders that were cancelled" finds the table whose ``status`` holds 'Cancelled' even when no
 name says so.
 
@@ -118,7 +118,7 @@ def _column_words(column) -> set[str]:
 def rank(schema, question: str, evidence: str = "", value_matches=(),
          neighbour_share: float = NEIGHBOUR_SHARE) -> Ranking:
     """Rank ``schema``'s tables for the question; ``value_matches`` are
-    :class:`~agents.value_grounding.ValueMatch` es (or dicts) of values the question names."""
+    :class:`~agents.retrieval.value_grounding.ValueMatch` es (or dicts) of values the question names."""
     query = query_words(question, evidence)
     docs = _documents(schema)
     count = max(1, len(docs))

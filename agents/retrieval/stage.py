@@ -6,7 +6,7 @@ less the answer's share and the question. A schema within the budget goes to the
 untouched -- no step, no change to a single prompt byte. A larger one makes ``retrieve`` the
 first step: it ranks the tables for the question (:mod:`.ranking`, stored values included),
 keeps what fits (:mod:`.fit`) and stores the selection in the run's state under
-:data:`STATE_KEY`, where :attr:`StepContext.schema <agents.step_context.StepContext.schema>`
+:data:`STATE_KEY`, where :attr:`StepContext.schema <agents.core.step_context.StepContext.schema>`
 picks it up, so every later agent -- MAC-SQL's Selector, CSMA's partition, a writer -- sees the
 kept part as its whole schema. Being a declared step, it is drawn in each pipeline's graph,
 shown in the trace and resumable like any other.
@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..engine import Step, StepContext, StepError
-from ..schema import Schema
-from ..step_context import RETRIEVED_FIRST as FIRST_KEY
-from ..step_context import RETRIEVED_SCHEMA as STATE_KEY
-from ..token_budget import answer_tokens, context_setting, context_size, estimate_tokens
-from ..value_grounding import Grounding, GroundingLimits, ground_question
+from agents.core.engine import Step, StepContext, StepError
+from agents.db.schema import Schema
+from agents.core.step_context import RETRIEVED_FIRST as FIRST_KEY
+from agents.core.step_context import RETRIEVED_SCHEMA as STATE_KEY
+from agents.llm.token_budget import answer_tokens, context_setting, context_size, estimate_tokens
+from agents.retrieval.value_grounding import Grounding, GroundingLimits, ground_question
 from .fit import Fit, NothingFits, fit, form_cost
 from .outputs import SchemaRetrieval
 from .parts import Parts, covering_parts, schema_parts, strong_parts
@@ -128,7 +128,7 @@ def over_budget(ctx: StepContext, spec: RetrievalSpec) -> bool:
 
 
 class Retrieving:
-    """Mixed into a :class:`~agents.engine.Pipeline` whose ``steps`` start with
+    """Mixed into a :class:`~agents.core.engine.Pipeline` whose ``steps`` start with
     :func:`retrieval_step`: the run starts there only when the schema is over the budget, and
     otherwise at :meth:`start_step`, exactly as the pipeline would without retrieval."""
 

@@ -37,7 +37,7 @@ questions whose part is completed at 0.7 (62 and 60) it does for 3 and 1; at 0.8
 
 from __future__ import annotations
 
-from ..engine import ParamSpec
+from agents.core.engine import STUDIO, ParamSpec
 from .fit import Cost, Fit
 from .outputs import WHOLE_PART as REASON
 from .parts import Parts
@@ -84,10 +84,6 @@ def whole_part(schema, parts: Parts, result: Fit, order: list[str], scores: dict
 def param_spec(default: bool):
     """The pipeline option; on by default only where a measurement chose it (``baseline``:
     ``bench/README.md``), so every other pipeline answers as it was measured until then."""
-    return ParamSpec(PARAM, default,
-                     help="when the schema is too long for the prompts and retrieval keeps part "
-                          "of it: also keep the whole part of the schema (the tables foreign "
-                          "keys connect) of the best-ranked table when it is small, written "
-                          "first, so questions about one application of a large database "
-                          "share their prompts' beginning and the model server reads less of "
-                          "each; off: only the tables retrieval chose, in the database's order")
+    return ParamSpec(PARAM, default, origin=STUDIO,
+                     help="when retrieval cuts the schema, also keep the top table's whole "
+                          "foreign-key part if small, first")

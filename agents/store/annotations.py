@@ -7,7 +7,7 @@ against the run's own steps and stored both by name and by index.
 
 from __future__ import annotations
 
-from ..events import Run
+from agents.core.events import Run
 from .connection import StoreConnection
 from .schema import iso_utc
 from .taxonomy import ERROR_TYPES, VERDICTS

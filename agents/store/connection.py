@@ -16,7 +16,7 @@ from typing import Iterator, Self
 
 import sqlite_utils
 
-from ..paths import studio_home
+from agents.core.paths import studio_home
 from .schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_S = 5.0

@@ -1,7 +1,7 @@
 """The saved-database list: uploads kept as read-only copies and server files registered by path.
 
 Only the list lives here (name, kind, where the file is, its size); copying, checking and opening
-the files is :mod:`agents.library`'s job.
+the files is :mod:`agents.db.library`'s job.
 """
 
 from __future__ import annotations

@@ -16,6 +16,17 @@ from .connection import StoreConnection
 from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS
 
 EXPORT_COLUMNS = RUN_COLUMNS + ACCEPTED_COLUMNS + ANNOTATION_COLUMNS
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV injection"):
+# a question, a note or a stored value such as ``=HYPERLINK(...)`` would run when opened.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` as a CSV cell a spreadsheet shows as text: a string that would start a formula
+    gets a leading apostrophe (numbers, including negative ones, stay numbers)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 class ExportPart(StoreConnection):
@@ -40,7 +51,7 @@ class ExportPart(StoreConnection):
             writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS, extrasaction="ignore",
                                     lineterminator="\n")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
             return out.getvalue()
         for row in rows:
             run = self.get_run(row["run_id"])

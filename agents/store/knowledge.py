@@ -2,7 +2,7 @@
 
 Definitions ("revenue: UnitPrice * Quantity"), conventions ("active means status = 1") and
 answers the user accepted and chose to keep as knowledge. The enabled notes of a database are
-given to every run on it as evidence (see :mod:`agents.run_context`); disabling a note keeps it
+given to every run on it as evidence (see :mod:`agents.runs.run_context`); disabling a note keeps it
 without giving it to new runs.
 """
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 
-from ..events import Run
-from ..outcome import run_outcome
+from agents.core.events import Run
+from agents.pipelines import load_run
+from agents.core.outcome import run_outcome
 from .connection import StoreConnection
 from .schema import ANNOTATION_COLUMNS, RUN_COLUMNS, iso_utc
 from .taxonomy import SOURCES, UNANNOTATED
@@ -60,7 +61,7 @@ class RunsPart(StoreConnection):
         """The stored run rebuilt as a :class:`Run` (for replay), or None if there is none."""
         with self._lock:
             row = self.db.execute("SELECT run_json FROM runs WHERE run_id = ?", [run_id]).fetchone()
-        return Run.from_dict(json.loads(row[0])) if row else None
+        return load_run(json.loads(row[0])) if row else None
 
     def run_info(self, run_id: str) -> dict | None:
         """The filter columns of one run plus its latest annotation (no trace)."""

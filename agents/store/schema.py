@@ -13,7 +13,7 @@ from typing import Callable
 
 import sqlite_utils
 
-from ..outcome import outcome
+from agents.core.outcome import outcome
 
 SCHEMA_VERSION = 3
 

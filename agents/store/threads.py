@@ -1,12 +1,12 @@
 """Conversation threads: which runs followed up on which, in order.
 
-A follow-up run records its thread in ``Run.context`` (see :mod:`agents.run_context`); saving it
+A follow-up run records its thread in ``Run.context`` (see :mod:`agents.runs.run_context`); saving it
 here as well lets a page list a whole thread without reading every stored trace.
 """
 
 from __future__ import annotations
 
-from ..events import Run
+from agents.core.events import Run
 from .connection import StoreConnection
 from .schema import RUN_COLUMNS, iso_utc
 

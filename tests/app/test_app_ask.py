@@ -3,34 +3,12 @@ edit-and-resume and every kind of bad input."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from agents.store import Store, default_path
 
 from app_helpers import errors, sqlite_bytes
-
-TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
-SELECTOR = "As an experienced and professional database administrator"
-DECOMPOSER = "decompose the question into subquestions"
-SELECTOR_REPLY = json.dumps({"products": ["name", "price"], "customers": "drop_all",
-                             "orders": "drop_all", "order_items": "drop_all",
-                             "payments": "drop_all", "reviews": "drop_all",
-                             "categories": "drop_all"})
-DECOMPOSER_REPLY = ("Sub question 1: Which products are the most expensive?\nSQL\n```sql\n"
-                    f"{TOP5}\n```\nQuestion Solved.")
-
-
-def ask(at, question: str, pipeline: str = "baseline", **params):
-    at.text_area(key="ask_question").input(question)
-    at.selectbox(key="ask_pipeline").select(pipeline)
-    at.run()
-    for name, value in params.items():
-        at.get_by_key(f"ask_param_{pipeline}_{name}").set_value(value)
-    at.button(key="ask_run_button").click().run()
-    assert not at.exception, at.exception
-    return at
+from ask_page import DECOMPOSER, DECOMPOSER_REPLY, SELECTOR, SELECTOR_REPLY, TOP5, ask
 
 
 def stored_runs() -> list[dict]:
@@ -155,7 +133,7 @@ def test_edited_sql_runs_safely_and_writes_are_refused(app, app_env, sample_dbs)
     app.button(key=run_key).click().run()
     [message] = errors(app)
     assert message.startswith("Refused:") and "DELETE" in message.upper()
-    from agents.database import open_database
+    from agents.db.database import open_database
 
     with open_database(sample_dbs / "shop.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM products").rows[0][0] > 5

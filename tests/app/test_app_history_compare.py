@@ -6,12 +6,13 @@ import re
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline
 from agents.store import Store, default_path
 
 from app_helpers import errors
+from history_page import open_history, submit
 
 TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
 WRITER = "You are a SQLite expert."
@@ -29,32 +30,6 @@ def saved_runs(app_env, llm, sample_dbs):
             runs.append(run)
     app_env.clear()
     return runs
-
-
-def open_history(at, run_id: str | None = None):
-    at.switch_page("pages/history.py").run()
-    assert not at.exception, at.exception
-    if run_id:
-        at.selectbox(key="hist_open").select(run_id).run()
-        assert not at.exception, at.exception
-    return at
-
-
-def submit(at, **fields):
-    form = at.get("form")[0]  # the annotation form is the only form on the page
-    if "verdict" in fields:
-        form.radio[0].set_value(fields["verdict"])
-    if "error_type" in fields:
-        form.selectbox[0].set_value(fields["error_type"])
-    if "step" in fields:
-        form.selectbox[1].set_value(fields["step"])
-    if "corrected" in fields:
-        form.text_area[0].input(fields["corrected"])
-    if "notes" in fields:
-        form.text_area[1].input(fields["notes"])
-    [b for b in at.button if b.label == "Save annotation"][0].click().run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_history_lists_replays_without_model_calls(app, app_env, saved_runs):

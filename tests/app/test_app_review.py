@@ -8,14 +8,14 @@ from __future__ import annotations
 import csv
 import io
 
-from agents.database import open_database
+from agents.db.database import open_database
 from agents.store import Store, default_path
 from ui.widgets.resume import selection_rows
 from ui.widgets.run_export import report_text
 
 from app_helpers import errors
-from test_app_ask import DECOMPOSER, DECOMPOSER_REPLY, SELECTOR, SELECTOR_REPLY, TOP5, ask
-from test_app_history_compare import open_history, submit
+from ask_page import DECOMPOSER, DECOMPOSER_REPLY, SELECTOR, SELECTOR_REPLY, TOP5, ask
+from history_page import open_history, submit
 
 CORRECTED = "SELECT name, price FROM products ORDER BY price DESC LIMIT 3"
 

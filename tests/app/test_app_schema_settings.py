@@ -133,6 +133,26 @@ def test_a_typed_key_is_applied_but_never_stored(app, app_env, isolated_studio):
             assert secret.encode() not in path.read_bytes()
 
 
+def test_the_configured_key_never_goes_to_an_endpoint_a_session_types(app, app_env):
+    """A visitor who points the studio at their own listener and leaves the key empty gets
+    no key sent there; the configured endpoint still gets the configured key."""
+    from scripted_llm import ScriptedLLM
+
+    with ScriptedLLM() as listener:
+        app.switch_page("pages/settings.py").run()
+        app.radio(key="set_provider").set_value("openai")
+        app.text_input(key="set_base_url").input(listener.base_url)
+        button(app, "Apply for this session").click().run()
+        app.button(key="set_test").click().run()
+        assert listener.authorizations, "the listener was never contacted"
+        assert all("test-key" not in (a or "") for a in listener.authorizations)
+    app.text_input(key="set_base_url").input(app_env.base_url)
+    button(app, "Apply for this session").click().run()
+    app.button(key="set_test").click().run()
+    assert errors(app) == []
+    assert app_env.authorizations[-1] == "Bearer test-key"
+
+
 def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
     app.switch_page("pages/settings.py").run()
     app.number_input[0].set_value(2.5)
@@ -149,7 +169,7 @@ def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
 
 
 def test_an_unknown_row_count_is_shown_as_unknown_not_minus_one(tmp_path):
-    from agents.schema import Column, Table
+    from agents.db.schema import Column, Table
 
     table = Table(name="big", columns=[Column(name="x", type="TEXT")], row_count=-1)
     assert table.row_count_label == "unknown"

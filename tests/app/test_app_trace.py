@@ -9,7 +9,7 @@ from app_helpers import APP, TIMEOUT, sqlite_bytes
 
 def _trace_script():
     """Draws one event of every agent shape the pipelines produce (run as an AppTest script)."""
-    from agents.events import LLMCall, StepEvent
+    from agents.core.events import LLMCall, StepEvent
     from ui.trace import render_trace
 
     call = LLMCall(messages=[{"role": "user", "content": "PROMPT-TEXT"}], raw="RAW-ANSWER",
@@ -86,7 +86,7 @@ def test_two_sessions_do_not_see_each_others_uploads(app_env, tmp_path):
 
 
 def _stopped_script():
-    from agents.events import STOPPED, StepEvent
+    from agents.core.events import STOPPED, StepEvent
     from ui.trace import render_trace
 
     render_trace([StepEvent(index=0, step="decompose", agent="Decomposer", title="Write SQL",

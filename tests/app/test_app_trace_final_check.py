@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agents.engine import run_to_end, start_run
+from agents.core.engine import run_to_end, start_run
 from agents.pipelines import get_pipeline
-from test_app_trace_pipelines import codes, draw, texts
-from test_final_check import JOINED, PLAIN
-from test_macsql import DECOMPOSER, SMALL_SQL, decomposition, make_db
+from final_check_cases import JOINED, PLAIN
+from macsql_script import DECOMPOSER, SMALL_SQL, decomposition, make_db
+from trace_drawing import codes, draw, texts
 
 
 def test_the_trace_shows_the_join_left_out_and_both_queries(tmp_path, llm, scripted_llm):
@@ -43,7 +43,7 @@ def test_the_trace_shows_a_value_written_as_stored(tmp_path, llm, scripted_llm):
 
 def test_the_trace_says_a_table_was_read_only_through_its_join_key(tmp_path, llm,
                                                                    scripted_llm):
-    from test_final_check import BY_KEY
+    from final_check_cases import BY_KEY
     db = make_db(tmp_path, "concerts", SMALL_SQL)
     question = "Give the ids of the performers of 2015's concerts."
     scripted_llm.when(DECOMPOSER, decomposition((question, BY_KEY)))
@@ -59,7 +59,7 @@ def test_the_trace_says_a_table_was_read_only_through_its_join_key(tmp_path, llm
 def test_the_trace_says_a_named_table_of_another_application_was_left_out(tmp_path, llm,
                                                                           scripted_llm):
     from dbfactory import TWO_APPLICATIONS_SQL
-    from test_final_check import ACROSS, SURFACE
+    from final_check_cases import ACROSS, SURFACE
     db = make_db(tmp_path, "world", TWO_APPLICATIONS_SQL)
     scripted_llm.when(DECOMPOSER, decomposition((SURFACE, ACROSS)))
     run = run_to_end(start_run(get_pipeline("macsql"), SURFACE, db, llm,

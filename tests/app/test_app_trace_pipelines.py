@@ -11,17 +11,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from agents.example_bank import ExampleBank
-from agents.sqltext import format_sql
-from app_helpers import TIMEOUT
+from agents.db.sqltext import format_sql
 from prompt_markers import (DEA_ACTIVE as ACTIVE, DEA_CLASSIFY as CLASSIFY,
                             DEA_CORRECT as CORRECT, DEA_ELEMENTS as ELEMENTS,
                             DEA_FILTER as FILTER, DEA_GENERATE as GENERATE, DEA_REPAIR,
                             MAC_DECOMPOSE)
+from trace_drawing import codes, draw, texts
 
 # -- scripted runs on the shop database ---------------------------------------------------------
 
@@ -287,8 +286,8 @@ def run_events(pipeline_name: str, question: str, script, shop, llm, server, *,
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory) -> dict[str, list[dict]]:
     """Real events of each pipeline (module scope: the runs take well under a second)."""
-    from agents.config import Settings
-    from agents.llm import make_client
+    from agents.core.config import Settings
+    from agents.llm.client import make_client
     from sample_dbs.build import build_all
     from scripted_llm import ScriptedLLM
 
@@ -348,35 +347,6 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
         }
     shop.close()
     return traces
-
-
-# -- drawing ------------------------------------------------------------------------------------
-
-def _draw_trace(events: list[dict]):
-    """The AppTest script: one pipeline's events drawn as on the Ask page, steps expanded."""
-    from agents.events import StepEvent
-    from ui.trace import render_trace
-
-    render_trace([StepEvent.from_dict(e) for e in events], expanded=True)
-
-
-def draw(events: list[dict]) -> AppTest:
-    at = AppTest.from_function(_draw_trace, default_timeout=TIMEOUT,
-                               kwargs={"events": events}).run()
-    assert not at.exception, at.exception
-    assert len(at.status) == len(events)
-    assert at.get("json") == []  # no step is a raw JSON dump
-    return at
-
-
-def texts(block) -> str:
-    """Every markdown and caption text of one step block."""
-    return "\n".join([m.value for m in block.markdown] + [c.value for c in block.caption])
-
-
-def codes(block) -> list[tuple[str, str]]:
-    """``(language, text)`` of the step's SQL and diff blocks (not the prompt and raw output)."""
-    return [(c.proto.language, c.value) for c in block.code if c.proto.language != "plaintext"]
 
 
 def test_csma_trace_shows_owners_schemas_and_checks(traces):

@@ -3,8 +3,8 @@ look-alike part of the schema were not."""
 
 from __future__ import annotations
 
-from test_app_trace_pipelines import draw, texts
-from test_retrieval_parts import charts_run
+from retrieval_script import charts_run
+from trace_drawing import draw, texts
 
 
 def test_the_retriever_view_names_the_tables_set_apart(charts_db):

@@ -12,10 +12,10 @@ import json
 
 import pytest
 
-from agents.database import open_database
-from agents.engine import run_to_end, start_run
+from agents.db.database import open_database
+from agents.core.engine import run_to_end, start_run
 from prompt_markers import MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE, WRITER
-from test_app_trace_pipelines import codes, draw, texts
+from trace_drawing import codes, draw, texts
 
 QUESTION = "How many customers from Germany are in the small business segment?"
 RIGHT = ("SELECT COUNT(*) FROM customers WHERE country = 'Germany' "
@@ -55,8 +55,8 @@ def script(server, *, decisive: bool) -> None:
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory) -> dict[str, list[dict]]:
-    from agents.config import Settings
-    from agents.llm import make_client
+    from agents.core.config import Settings
+    from agents.llm.client import make_client
     from agents.pipelines.selection import PIPELINE
     from sample_dbs.build import build_all
     from scripted_llm import ScriptedLLM

@@ -87,9 +87,9 @@ def test_a_run_that_ends_before_the_page_looks_still_brings_the_follow_up_box(ap
                                                                             monkeypatch):
     """A run can be over before Run's own handler checks on it (a cached or very short run):
     the page still draws itself once more, so the follow-up box is there at once."""
-    import agents.jobs
+    import agents.core.jobs
 
-    real_run_job = agents.jobs.run_job
+    real_run_job = agents.core.jobs.run_job
 
     def run_to_the_end(*args, **kwargs):
         job = real_run_job(*args, **kwargs)
@@ -98,7 +98,7 @@ def test_a_run_that_ends_before_the_page_looks_still_brings_the_follow_up_box(ap
             time.sleep(0.02)
         return job
 
-    monkeypatch.setattr(agents.jobs, "run_job", run_to_the_end)
+    monkeypatch.setattr(agents.core.jobs, "run_job", run_to_the_end)
     app_env.push(f"```sql\n{TOP5}\n```")
     ask(app, "What are the five most expensive products?")
     first = app.session_state["ask_run"]
@@ -208,9 +208,12 @@ def test_an_upload_is_there_again_after_a_restart_and_can_be_removed(app, app_en
         assert store.saved_databases() == []
 
 
-def test_a_server_file_is_registered_by_path_and_opened_read_only(app, tmp_path):
+def test_a_server_file_is_registered_by_path_and_opened_read_only(app, tmp_path, monkeypatch):
     import sqlite3
 
+    assert not [t for t in app.text_input if t.key == "server_path_ask"]  # off by default
+    monkeypatch.setenv("STUDIO_SERVER_PATHS", str(tmp_path))
+    app.run()
     path = tmp_path / "crm.db"
     conn = sqlite3.connect(path)
     conn.executescript("CREATE TABLE leads (id INTEGER PRIMARY KEY, name TEXT);"
@@ -220,7 +223,8 @@ def test_a_server_file_is_registered_by_path_and_opened_read_only(app, tmp_path)
     before = path.read_bytes()
     app.text_input(key="server_path_ask").input("/no/such/crm.db")
     app.button(key="server_register_ask").click().run()
-    assert errors(app) == ["/no/such/crm.db: no such file"]
+    [message] = errors(app)
+    assert message.startswith("no SQLite file this server may open at /no/such/crm.db")
     app.text_input(key="server_path_ask").input(str(path))
     app.button(key="server_register_ask").click().run()
     assert errors(app) == [] and not app.exception

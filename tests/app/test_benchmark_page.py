@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.engine import Pipeline, Step, StepContext
+from agents.core.engine import Pipeline, Step, StepContext
 from agents.evaluation.dataset import load_dataset
 from agents.evaluation.harness import EvalOptions, run_evaluation
 from agents.evaluation.report import run_metadata, write_report

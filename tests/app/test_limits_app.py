@@ -9,7 +9,7 @@ import re
 import sqlite3
 import zipfile
 
-from agents.exec_result import MAX_RESULT_BYTES
+from agents.db.exec_result import MAX_RESULT_BYTES
 
 from app_helpers import errors, sqlite_bytes
 
@@ -70,6 +70,24 @@ def test_limits_out_of_range_are_refused_with_a_message_and_change_nothing(app):
     app.button[[b.label for b in app.button].index("Apply limits")].click().run()
     assert errors(app) == []
     assert any("return at most 10 rows" in m.value for m in app.success)
+
+
+def test_the_operator_caps_what_any_session_may_raise_its_limits_to(app, monkeypatch):
+    app.switch_page("pages/settings.py").run()
+    app.number_input[0].set_value(120.0)
+    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    assert errors(app) == [] and app.session_state["exec_limits"]["timeout"] == 120.0
+    monkeypatch.setenv("STUDIO_MAX_QUERY_SECONDS", "30")
+    monkeypatch.setenv("STUDIO_MAX_QUERY_ROWS", "5000")
+    app.run()
+    labels = [n.label for n in app.number_input]
+    assert labels[:2] == ["Query time limit (seconds, 0.5 to 30)",
+                          "Row cap per query (10 to 5,000)"]
+    assert app.number_input[0].value == 30.0  # the session's 120 s is held to the new cap
+    app.number_input[1].set_value(50_000)
+    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    [message] = errors(app)
+    assert "the row cap must be 10 to 5,000 rows, not 50,000" in message
 
 
 def test_names_from_the_database_are_shown_as_text(app, app_env, tmp_path):

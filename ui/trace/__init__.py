@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from agents.events import STOPPED, StepEvent, StepStarted
-from agents.exec_result import limit_note
+from agents.core.events import STOPPED, StepEvent, StepStarted
+from agents.db.exec_result import limit_note
 from agents.outputs import Generic, Output
 from agents.outputs.base import holds_text, short, shows_sql
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.format import md_text, preview_frame, tokens_text
 
 from .edits import render_edit
@@ -99,7 +99,7 @@ def render_event(event: StepEvent, original: dict | None | object = _NOT_GIVEN) 
     """The body of one step's block: what the agent looked at and produced, then the details.
 
     For an edited step, ``original`` is the model's own state (see
-    :func:`agents.state_diff.original_states`; None when it is no longer stored): the edit is
+    :func:`agents.core.state_diff.original_states`; None when it is no longer stored): the edit is
     then shown first, as what the next step saw.
     """
     if event.edited and original is not _NOT_GIVEN:
@@ -184,7 +184,7 @@ def render_trace(events: list[StepEvent], *, expanded: bool = False,
 
 def render_graph(run) -> None:
     """The pipeline's declared step graph with the steps this run went through filled in."""
-    from agents.graph import to_dot
+    from agents.core.graph import to_dot
     from agents.pipelines import get_pipeline
 
     try:

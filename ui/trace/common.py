@@ -7,8 +7,8 @@ import streamlit as st
 
 from agents.outputs import (Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair,
                             ValueMatches)
-from agents.pipelines.final_check import FinalCheck
-from agents.sqltext import format_sql
+from agents.rules.final_check import FinalCheck
+from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, error_line, markdown_table, name, names, prose,

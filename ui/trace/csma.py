@@ -7,7 +7,7 @@ import streamlit as st
 
 from agents.pipelines.csma.outputs import (AgentSQL, GlobalWriterSQL, SchemaExtraction,
                                           SchemaPartition, SQLCheck)
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, markdown_table, name, names, rewritten_note, round_prefix,

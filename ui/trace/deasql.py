@@ -8,7 +8,7 @@ import streamlit as st
 from agents.pipelines.deasql import self_correction, sql_generation
 from agents.pipelines.deasql.outputs import (ActiveLearning, Classification, Elements,
                                              FewShotGeneration, FilteredSchema, SelfCorrection)
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import badge, markdown_table, name, names, render_sql_change, text

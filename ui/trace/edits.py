@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.events import Run, StepEvent
-from agents.state_diff import change_lines, original_states, state_changes, value_text
+from agents.core.events import Run, StepEvent
+from agents.core.state_diff import change_lines, original_states, state_changes, value_text
 
 from .parts import name, render_sql_change
 

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.format import is_scalar
 
 from .parts import render_sql_change

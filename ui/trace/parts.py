@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 import streamlit as st
 
-from agents.sqltext import format_sql, same_sql
+from agents.db.sqltext import format_sql, same_sql
 from ui.format import md_text
 
 def text(value: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from agents.pipelines.r3.outputs import Review, ReviewerInvitation, Revision
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, markdown_table, prose, remark, render_sql_change, round_prefix,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from agents.outputs import Decomposition
 from agents.pipelines.selection.outputs import CandidateSQL, CandidateVote, Selection
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.format import preview_frame
 
 from . import view

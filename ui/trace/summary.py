@@ -1,4 +1,4 @@
-"""The view of the result summary (:mod:`agents.result_summary`): the paragraph itself, then how
+"""The view of the result summary (:mod:`agents.runs.result_summary`): the paragraph itself, then how
 much of the result it was written from."""
 
 from __future__ import annotations

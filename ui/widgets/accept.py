@@ -7,7 +7,7 @@ and under Accepted answers, and offered to the example bank.
 
 from __future__ import annotations
 
-from agents.events import Run
+from agents.core.events import Run
 
 from ui import services as ui_services
 from ui.format import md_text

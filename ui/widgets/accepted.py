@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 
 from ui.format import md_text
 from ui.timefmt import local_time

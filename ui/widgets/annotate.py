@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.error_hints import execute_with_hint
-from agents.events import Run, StepEvent
+from agents.rules.name_rewrite import execute_with_hint
+from agents.core.events import Run, StepEvent
 from agents.store import ERROR_TYPES, VERDICTS
 
 from ui import databases as ui_databases

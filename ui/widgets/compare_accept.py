@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.compare import ComparisonResult, PipelineOutcome
-from agents.error_hints import execute_with_hint
+from agents.runs.compare import ComparisonResult, PipelineOutcome
+from agents.rules.name_rewrite import execute_with_hint
 from agents.pipelines import get_pipeline
-from agents.sqltext import format_sql, same_sql
+from agents.db.sqltext import format_sql, same_sql
 
 from ui import databases as ui_databases
 from ui import state as ui_state

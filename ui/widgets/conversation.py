@@ -2,7 +2,7 @@
 
 A follow-up is asked on purpose: the box appears once a question on the same database has a final
 SQL, and only when it is ticked does the next run carry that question, its SQL and a summary of
-its result (:mod:`agents.conversation`). The database's knowledge notes go to every run unless
+its result (:mod:`agents.runs.conversation`). The database's knowledge notes go to every run unless
 the user switches them off for one. Both end up in the run's evidence, and
 :func:`context_panel` shows a run's reader exactly which notes and which earlier question it got.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.run_context import RunContext
-from agents.sqltext import format_sql
+from agents.runs.run_context import RunContext
+from agents.db.sqltext import format_sql
 from ui import services as ui_services
 from ui.format import md_text
 
@@ -72,7 +72,7 @@ def summary_control() -> bool:
 
 def new_run_context(db, hint: str, previous, prefix: str = "ask") -> RunContext | None:
     """The context of the run about to start, or None after showing why it cannot start."""
-    from agents.conversation import FollowUpError, run_context
+    from agents.runs.conversation import FollowUpError, run_context
 
     follow = previous if st.session_state.get(_key(FOLLOW_UP, prefix)) else None
     try:

@@ -60,7 +60,7 @@ def _upload_box(page: str) -> None:
     token = f"{getattr(file, 'file_id', '')}|{file.name}|{file.size}"
     outcome = st.session_state.get(UPLOAD_OUTCOME)
     if not outcome or outcome.get("token") != token:
-        from agents.database import DatabaseError
+        from agents.db.database import DatabaseError
 
         try:
             db, notice = dbs.add_upload(file.name, file.getvalue(),
@@ -83,7 +83,7 @@ def _upload_box(page: str) -> None:
 
 
 def _register(page: str) -> None:
-    from agents.library import LibraryError
+    from agents.db.library import LibraryError
 
     path = st.session_state.get(f"server_path_{page}") or ""
     try:
@@ -110,7 +110,7 @@ def _remove(name: str) -> None:
 
 def _saved_box(page: str) -> None:
     """Saved databases: register a server file by path, remove kept uploads and registrations."""
-    from agents.library import server_paths_allowed
+    from agents.db.library import server_paths_allowed
 
     outcome = st.session_state.pop(SAVED_OUTCOME, None)
     if outcome is not None:

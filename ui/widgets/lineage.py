@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.events import Run
-from agents.outcome import run_outcome
-from agents.sqltext import format_sql
+from agents.core.events import Run
+from agents.core.outcome import run_outcome
+from agents.db.sqltext import format_sql
 
 from ui import trace as ui_trace
 from ui.format import md_text

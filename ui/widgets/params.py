@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from agents.engine import ParamSpec, Pipeline
+from agents.core.engine import PAPER, STUDIO, ParamSpec, Pipeline
 
 
 def kind_of(spec: ParamSpec) -> str:
@@ -38,8 +38,28 @@ def param_widget(spec: ParamSpec, value: Any, key: str) -> Any:
     return st.text_input(label, key=key, help=spec.help or None)
 
 
+GROUP_TITLES = {PAPER: "From the paper", STUDIO: "Studio additions"}
+
+
 def param_widgets(pipeline: Pipeline, values: dict, key_prefix: str) -> dict:
-    """Widgets for every parameter of ``pipeline``; returns {name: value}."""
-    return {spec.name: param_widget(spec, values.get(spec.name, spec.default),
-                                    f"{key_prefix}_{pipeline.name}_{spec.name}")
-            for spec in pipeline.params}
+    """Widgets for every parameter of ``pipeline``, the paper's options first and the studio's
+    additions after, a switch that only matters under another drawn indented beneath it;
+    returns {name: value}."""
+    chosen: dict = {}
+
+    def draw(spec: ParamSpec) -> None:
+        chosen[spec.name] = param_widget(spec, values.get(spec.name, spec.default),
+                                         f"{key_prefix}_{pipeline.name}_{spec.name}")
+
+    for origin, entries in pipeline.param_groups().items():
+        if not entries:
+            continue
+        st.markdown(f"**{GROUP_TITLES[origin]}**")
+        for spec, nested in entries:
+            draw(spec)
+            if nested:
+                _, inner = st.columns([1, 14])
+                with inner:
+                    for child in nested:
+                        draw(child)
+    return chosen

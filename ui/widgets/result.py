@@ -5,7 +5,7 @@ It is a fragment: running edited SQL, switching the chart or accepting reruns on
 never the page above it (and so never the model). Edited SQL runs through the database's safe
 execution layer, which refuses anything but a read-only query and says why; a name error gets
 the same hint an agent's repair step gets; where one clear change makes the query run
-(:mod:`agents.name_rewrite`), the pane also offers that query, with a button that puts it in
+(:mod:`agents.rules.name_rewrite`), the pane also offers that query, with a button that puts it in
 the SQL box. A failed edit replaces the result shown (a table
 under the error would look like its result), and a result from SQL other than the box's is
 labelled as such.
@@ -14,22 +14,31 @@ labelled as such.
 from __future__ import annotations
 
 import streamlit as st
+from pandas.api.types import is_numeric_dtype
 
-from agents.error_hints import explain_error
-from agents.name_rewrite import REWRITE_LEAD, REWRITE_SECONDS, Rewrite, runnable_rewrite
-from agents.events import Run
-from agents.outcome import DONE_FAILS, run_outcome
+from agents.rules.error_hints import explain_error
+from agents.rules.name_rewrite import REWRITE_LEAD, REWRITE_SECONDS, Rewrite, runnable_rewrite
+from agents.core.events import Run
+from agents.core.outcome import DONE_FAILS, run_outcome
 
 from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
 from ui import state as ui_state
-from agents.exec_result import limit_note
-from agents.sqltext import format_sql, same_sql
+from agents.db.exec_result import limit_note
+from agents.db.sqltext import format_sql, same_sql
+from agents.store.export import safe_cell
 from ui.format import md_text, preview_frame
 from ui.widgets.accept import accept_answer, accepted_note, failure_text
 from ui.widgets.run_export import export_buttons
 
 CHART_OPTIONS = ["auto", *ui_charts.KINDS, "hide"]
+
+
+def csv_bytes(frame) -> bytes:
+    """The result table as CSV whose text cells never start a spreadsheet formula."""
+    safe = frame.apply(lambda col: col if is_numeric_dtype(col) else col.map(safe_cell))
+    safe.columns = [safe_cell(str(c)) for c in frame.columns]
+    return safe.to_csv(index=False).encode("utf-8")
 
 
 def result_view(preview: dict | None, *, key: str, max_rows: int | None = None,
@@ -153,7 +162,7 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             st.caption("Showing the result of your edited SQL.")
         frame = preview_frame(preview)
         download_col.download_button(
-            "Download CSV", frame.to_csv(index=False).encode("utf-8"),
+            "Download CSV", csv_bytes(frame),
             file_name=f"{run.db_name}_{run.run_id}.csv", mime="text/csv",
             key=f"csv_{run.run_id}", on_click="ignore")
         result_view(preview, key=run.run_id, max_rows=limits.max_rows)
@@ -179,7 +188,7 @@ def cost_text(run: Run) -> str:
 def _hint(run: Run, db_key: str | None, preview: dict,
           limits) -> tuple[str | None, Rewrite | None]:
     """The name hint of a failing result in words, and a version of the query that runs where
-    one clear change makes it run (:mod:`agents.name_rewrite`). The run's own final SQL gets
+    one clear change makes it run (:mod:`agents.rules.name_rewrite`). The run's own final SQL gets
     them here too: the engine stores its result without. Both are worked out once per failing
     SQL (the rewrite runs its candidate, within the query time limit and 2 s), not on every
     rerun of the pane."""

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from agents.events import Run, StepEvent
-from agents.result_summary import is_summary
+from agents.core.events import Run, StepEvent
+from agents.runs.result_summary import is_summary
 
-from agents.sqltext import format_sql
+from agents.db.sqltext import format_sql
 from ui.trace import done_label
 
 KEEP_ALL = "keep_all"

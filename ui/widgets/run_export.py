@@ -1,6 +1,6 @@
 """"Export this run": one run as a Markdown or HTML report, built only when clicked.
 
-The report (see :mod:`agents.run_report`) is the one ``python -m agents run export`` writes: it
+The report (see :mod:`agents.runs.run_report`) is the one ``python -m agents run export`` writes: it
 reads the run's annotation, accepted answer and the original state of any edited step from the
 store, and a run not stored (yet) is reported from what the page holds.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agents.events import Run
-from agents.run_report import run_report, stored_run_report
-from agents.state_diff import original_states
+from agents.core.events import Run
+from agents.runs.run_report import run_report, stored_run_report
+from agents.core.state_diff import original_states
 
 from ui import services as ui_services
 

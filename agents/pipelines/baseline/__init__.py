@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from agents.core.engine import END, ParamSpec, Pipeline, Step, StepContext
 from ...outputs import SQLDraft
-from ...parsing import extract_sql
-from ...prompts import load, render
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
-from ...schema_ddl import DDLLayout, render_create_tables
+from agents.db.schema_ddl import DDLLayout, render_create_tables
 from ..common import macsql_schema, user_message
 
 HERE = Path(__file__).parent
@@ -61,11 +61,12 @@ class Baseline(Retrieving, Pipeline):
     name = "baseline"
     title = "Baseline (single prompt)"
     description = "One model call: schema and question in, SQL out."
+    rules = ("whole_part", "error_hints", "sqlite_functions")
     params = [
         whole_part.param_spec(True),
         ParamSpec("schema_format", "ddl", kind="choice", choices=["ddl", "macsql"],
-                  help="how the schema is shown: CREATE TABLE statements with example values "
-                       "as comments, or MAC-SQL's column lists"),
+                  help="schema text: ddl (CREATE TABLE, example values as comments) or "
+                       "macsql (MAC-SQL's column lists)"),
     ]
     # Runs recorded before the option wrote only the tables retrieval chose.
     earlier_defaults = {whole_part.PARAM: False}

@@ -63,7 +63,7 @@ judges it):
 
 The ``name_rewrite`` parameter (on by default) keeps every step and changes what an agent's
 SQL is when it fails on a column name: where one clear change within the tables the agent
-extracted makes it run (:mod:`agents.name_rewrite`: the column's spelling in its table, the
+extracted makes it run (:mod:`agents.rules.name_rewrite`: the column's spelling in its table, the
 alias of the one table that has it, ...), the agent's SQL is that version, and the trace shows
 the SQL as written, its error and the change. In seed 7's compact runs 14 of 100 ended on SQL
 that no round had made run, often the same column name written in every round although each
@@ -73,7 +73,7 @@ and lost none (64 to 67 and 57 to 60 of 100), so it is the default; runs recorde
 switch keep it off.
 
 The ``outer_column_check`` parameter (off by default) makes a check treat SQL that runs but
-whose subquery selects a column of the outer query (:mod:`agents.outer_columns`:
+whose subquery selects a column of the outer query (:mod:`agents.rules.outer_columns`:
 ``museum_id NOT IN (SELECT museum_id FROM visitor)`` where ``visitor`` has no such column, so
 the subquery returns each museum's own id) as SQL that fails: the model judges it after being
 told why, the check is negative whatever it says, and the agent writes anew. In seed 7's runs 4 final
@@ -119,7 +119,7 @@ before it keep it off.
 The ``ignore_unread_joins`` parameter (on by default) keeps the agreement check and changes
 what counts as a disagreement: when the checking agent's own SQL returns another result but
 joins a table it reads nothing of (the table's columns appear only in that join's condition,
-:mod:`agents.unread_joins`) and the checked SQL does not name that table, the own SQL without
+:mod:`agents.rules.unread_joins`) and the checked SQL does not name that table, the own SQL without
 that join is run, and the same result as the checked SQL's is a positive check. In seed 7's runs
 an agent that owned ``course_arrange`` joined it into "the hometowns shared by at least two
 teachers", counting each teacher once per course, and its check replaced the right SQL with
@@ -160,12 +160,13 @@ likewise ``own_written_sql``, ``own_written_error`` and ``own_rewrite``); global
 
 from __future__ import annotations
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext, StepError
+from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
-from .. import baseline, final_check
+from agents.pipelines import baseline
+from agents.rules import final_check
 from ..common import macsql_schema
-from . import global_writer, steps
-from .steps import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
+from . import check, global_writer, steps
+from .context import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
 
 
 def _for_agent(fn):
@@ -186,76 +187,45 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "SQL and writes a new one, until a check is positive.")
     paper = ("Wu et al., Cooperative SQL Generation for Segmented Databases By Using "
              "Multi-functional LLM Agents")
+    rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
+             "name_rewrite", "outer_column_check", "ignore_unread_joins", "global_writer",
+             "global_check", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("n_agents", 2, "agents sharing the schema (equal contiguous split by table "
                   "order; ignored when a partition is given)", min=1, max=8),
-        ParamSpec("partition", "", 'optional JSON mapping agent numbers to their tables, e.g. '
-                  '{"1": ["orders", "customers"], "2": ["products"]}; every table exactly once',
-                  kind="str"),
-        ParamSpec("delta", 4, "retention threshold of the paper variant: minimum columns kept "
-                  "per extracted table", min=0, max=50),
+        ParamSpec("partition", "", 'optional JSON of agent number to tables, e.g. {"1": '
+                  '["orders"], "2": ["items"]}; each table once', kind="str"),
+        ParamSpec("delta", 4, "paper variant's retention threshold: minimum columns kept per "
+                  "extracted table", min=0, max=50, under="variant"),
         ParamSpec("max_rounds", 3, "rounds before stopping without a positive check",
                   min=1, max=10),
-        ParamSpec(ROUNDS_WHILE_FAILING, 0, "rounds the run may go on past max_rounds while "
-                  "the last SQL fails to execute (the paper stops only on a positive check, "
-                  "which SQL that fails never gets); 0, the default: stop at max_rounds "
-                  "whatever the SQL (on seed 7 the 1.5B agents wrote the same failing SQL "
-                  "again in most added rounds, and no answer was gained)", min=0, max=10),
-        ParamSpec(global_writer.PARAM, True, "when the rounds end on SQL that fails to "
-                  "execute, one writer starts afresh from the global schema (what the agents "
-                  "shared) with the single-prompt writer's prompt, repaired once from its "
-                  "error; its SQL is the answer when it runs, else the agents' SQL stays (not "
-                  "in the paper; the default: more answers right on all three benchmark "
-                  "samples, none lost); off: the run ends on the failing SQL, as in the paper"),
-        ParamSpec(global_writer.CHECK_PARAM, True, "when the rounds end on SQL that runs "
-                  "but that no check agreed with, the global writer writes its SQL too and "
-                  "the latest SQL of the agents that returns the same result is the answer; "
-                  "with none, the last SQL stays (not in the paper; the default: one more "
-                  "answer right on each benchmark sample, none lost); off: the run ends on "
-                  "its last SQL, unchecked, as in the paper"),
-        ParamSpec(global_writer.DATA_FIRST_PARAM, True, "with global_check, when no SQL of "
-                  "the agents returns the writer's result, the writer's SQL is the answer if "
-                  "it finds data and the agents' last SQL finds none (no rows, or NULLs only: "
-                  "selection's data_first rule; not in the paper; the default: answers gained "
-                  "on two samples, none lost); off: the last SQL stays"),
+        ParamSpec(ROUNDS_WHILE_FAILING, 0, "extra rounds allowed past max_rounds while the last "
+                  "SQL fails to execute (0: none)", min=0, max=10, origin=STUDIO),
+        ParamSpec(global_writer.PARAM, True, "when the rounds end on SQL that fails, one writer "
+                  "writes afresh from the global schema", origin=STUDIO),
+        ParamSpec(global_writer.CHECK_PARAM, True, "when rounds end on SQL no check agreed "
+                  "with, take the agents' latest SQL the global writer matches",
+                  origin=STUDIO),
+        ParamSpec(global_writer.DATA_FIRST_PARAM, True, "with no match, take the global "
+                  "writer's SQL if it finds data and the agents' last SQL finds none",
+                  origin=STUDIO, under=global_writer.CHECK_PARAM),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),
-        ParamSpec("variant", COMPACT, "compact, for small models: agents name whole "
-                  "tables (every column of a kept table reaches the global schema, so delta is "
-                  "not used), and a rewrite is told the rejected SQL's error and the checker's "
-                  "reason instead of seeing the SQL, which a small model copies (the default: "
-                  "more answers right than the paper's prompts on both benchmark samples); "
-                  "paper: agents extract tables and columns, and a rewrite sees the rejected "
-                  "SQL", kind="choice", choices=[COMPACT, PAPER]),
-        ParamSpec("check_method", AGREEMENT, "how an agent checks the last SQL when it runs: "
-                  "agreement, for small models (the default: more answers right than the "
-                  "model's verdict on both benchmark samples): the agent writes its own SQL "
-                  "from its extracted schema, the check is positive when both return the same "
-                  "result, and on a difference its own SQL is the round's new SQL (the model "
-                  "judges when there is nothing to compare, e.g. its own SQL does not run); "
-                  "verdict, the paper's check: the model judges it", kind="choice",
+        ParamSpec("variant", COMPACT, "compact: agents name whole tables, a rewrite gets the "
+                  "error, not the SQL; paper: the paper's prompts", kind="choice",
+                  choices=[COMPACT, PAPER]),
+        ParamSpec("check_method", AGREEMENT, "agreement: the agent writes its own SQL and "
+                  "compares results; verdict: the model judges it", kind="choice",
                   choices=[AGREEMENT, VERDICT]),
-        ParamSpec("name_rewrite", True, "an agent's SQL (written in a round or in its "
-                  "agreement check) that fails on a column name is replaced by the version "
-                  "that runs, where one clear change within the tables the agent extracted "
-                  "makes it run (the trace shows the SQL as written and the change; the "
-                  "default: 3 more answers right on each benchmark sample, none lost); off: "
-                  "failing SQL goes on to the next check as written, as in the paper"),
-        ParamSpec("outer_column_check", False, "a checked SQL that runs but whose subquery "
-                  "selects a column of the outer query (the subquery then returns each outer "
-                  "row's own value: `x NOT IN (SELECT x FROM t)` where t has no x) is checked "
-                  "as SQL that fails: the model is told why, the check is negative and the "
-                  "agent writes anew (not in the paper; off by default: on seed 7 the agents "
-                  "wrote the same subquery again in 3 of 4 runs and the fourth was already "
-                  "right; no seed-8 check saw such SQL: no answer gained)"),
-        ParamSpec("ignore_unread_joins", True, "an agreement check whose agent's own SQL "
-                  "joins a table it reads nothing of (its columns appear only in that join's "
-                  "condition) and that the checked SQL does not name compares the result "
-                  "without that join: the same result is a positive check (not in the paper; "
-                  "the default: one more answer right on one benchmark sample, none lost); "
-                  "off: any other result is a disagreement"),
+        ParamSpec("name_rewrite", True, "replace an agent's SQL failing on a column name by the "
+                  "version one clear change makes run", origin=STUDIO),
+        ParamSpec("outer_column_check", False, "check SQL whose subquery selects a column of "
+                  "the outer query as SQL that fails", origin=STUDIO),
+        ParamSpec("ignore_unread_joins", True, "agreement: compare the own SQL without joins "
+                  "of tables it reads nothing of and the checked SQL lacks", origin=STUDIO,
+                  under="check_method"),
         *final_check.param_specs(),
     ]
     # the paper's prompts and its check, with failing SQL left as written, every join
@@ -273,7 +243,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              then=("extract",)),
         Step("extract", "Agent {arg}", _for_agent(steps.extract),
              "Extract question-related schema", then=("check", "generate"), takes_arg=True),
-        Step("check", "Agent {arg}", _for_agent(steps.check), "Check the SQL",
+        Step("check", "Agent {arg}", _for_agent(check.check), "Check the SQL",
              then=("generate", END), takes_arg=True),
         Step("generate", "Agent {arg}", _for_agent(steps.generate), "Generate SQL",
              then=("extract", global_writer.STEP, END), takes_arg=True),

@@ -1,7 +1,7 @@
 """Reading the CSMA agents' answers: an extraction (JSON map, or in the compact variant a JSON
 list of table names) and a check verdict (JSON object).
 
-Both raise :class:`~agents.engine.ParseError` with a message meant to be fed back to the model,
+Both raise :class:`~agents.core.engine.ParseError` with a message meant to be fed back to the model,
 which the engine does once before failing the step.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...engine import ParseError
-from ...parsing import extract_json
-from ..demonstration import ignored_names, template
+from agents.core.engine import ParseError
+from agents.llm.parsing import extract_json
+from agents.rules.demonstration import ignored_names, template
 from .schema_ops import SchemaMap, clean_name, resolve_extraction
 
 HERE = Path(__file__).parent

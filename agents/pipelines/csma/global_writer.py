@@ -41,16 +41,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...candidates import Candidate, has_data, results_equal
-from ...engine import StepContext, StepError
-from ...name_rewrite import hint_with_rewrite
-from ...parsing import extract_sql
-from ...prompts import load, render
-from ...sqltext import same_sql
+from agents.runs.candidates import Candidate, has_data, results_equal
+from agents.core.engine import StepContext, StepError
+from agents.rules.name_rewrite import hint_with_rewrite
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
+from agents.db.sqltext import same_sql
 from ..baseline import HERE as BASELINE_PROMPTS, ddl_with_examples
 from ..common import user_message
 from ..r3.steps import HERE as R3_PROMPTS
 from . import schema_ops as ops
+from .context import question_text, rewrites_names, runnable_version
 from .outputs import GlobalWriterSQL
 
 PARAM = "global_writer"
@@ -84,7 +85,6 @@ def write(ctx: StepContext) -> None:
                  if data.get("sql") else "nothing to do: the run has no SQL")
         return None
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
-    from .steps import rewrites_names  # steps imports this module
     mode = "rewrite" if failing else "check"
     ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx), mode=mode)
     base = {"tables": list(shared), "agents_sql": data["sql"],
@@ -118,8 +118,6 @@ def _written(ctx: StepContext, shared: ops.SchemaMap):
     """``(sql, result, extra)``: the writer's SQL from the global schema, after the name
     rewrite and, when it still fails, one repair; ``extra`` holds the output's fields for the
     repair and the rewrite."""
-    from .steps import question_text, runnable_version  # steps imports this module
-
     visible = ops.restrict(ctx.schema, shared)
     messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
                                    schema=ddl_with_examples(visible),

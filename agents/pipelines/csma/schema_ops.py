@@ -5,7 +5,7 @@ Private schemas, the global schema, an agent's known schema and its extraction a
 maps, so they store as plain JSON in the run state and can be checked without the model.
 
 :func:`restrict` is the only way a schema map becomes prompt text: it builds a
-:class:`~agents.schema.Schema` holding exactly the mapped columns -- no key columns added, no
+:class:`~agents.db.schema.Schema` holding exactly the mapped columns -- no key columns added, no
 foreign key whose other end is missing -- so an agent's prompt cannot show a name outside the
 map it was rendered from.
 """
@@ -17,8 +17,8 @@ import dataclasses
 import json
 from typing import Any, Iterable, Sequence
 
-from ...schema import Schema
-from ..demonstration import ignored_names
+from agents.db.schema import Schema
+from agents.rules.demonstration import ignored_names
 
 SchemaMap = dict[str, list[str]]
 

@@ -28,9 +28,9 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 
 from __future__ import annotations
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
-from .. import final_check, repeat_retry, runnable_ending
+from agents.rules import final_check, repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
                self_correction, sql_generation)
@@ -44,40 +44,37 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "lessons from typical errors.")
     paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
              "through Workflow Paradigm, Findings of ACL 2024")
+    rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
+             "repeat_retry", "name_rewrite", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("information_filter", True,
                   help="cut the schema to the tables and columns the question needs (off: the "
-                       "paper's 'w/o information filter' ablation, the whole schema is used)"),
+                       "whole schema)"),
         ParamSpec("classification", True,
-                  help="classify the question as EASY / JOIN / NESTED / JOIN-NESTED and use that "
-                       "type's hint and examples (off: one fixed hint for every question)"),
+                  help="classify as EASY / JOIN / NESTED / JOIN-NESTED and use that type's hint "
+                       "and examples"),
         ParamSpec("foreign_key_hint", True,
-                  help="show the foreign-key join conditions (link info, H-FK) in the SQL "
-                       "generation prompt of non-EASY questions"),
+                  help="show the foreign-key join conditions in the SQL generation prompt of "
+                       "non-EASY questions"),
         ParamSpec("few_shot", 3, min=0, max=8,
-                  help="examples retrieved by question-template similarity for SQL generation; "
-                       "3 was best in the paper (Fig. 4a) and keeps the prompt well inside a "
-                       "small model's context; 0 = zero-shot"),
+                  help="examples retrieved by question-template similarity for SQL generation "
+                       "(0: zero-shot)"),
         ParamSpec("exclude_same_db_examples", False,
                   help="never use examples of the database being asked (for evaluations)"),
         ParamSpec("self_correction", True,
                   help="review the SQL against the paper's checklist of frequent errors"),
         ParamSpec("active_learning", "extremum", kind="choice",
                   choices=["extremum", "always", "off"],
-                  help="extremum: apply the error cases only to questions that look like "
-                       "extremum problems (saves a model call); always: as in the paper; off"),
-        ParamSpec("repair_attempts", 1, min=0, max=3,
-                  help="if the final SQL fails to run, how often the model may repair it from "
-                       "the error (not in the paper)"),
+                  help="extremum: apply the error cases only to extremum-like questions; "
+                       "always: to every one; off"),
+        ParamSpec("repair_attempts", 1, min=0, max=3, origin=STUDIO,
+                  help="how often the model may repair the final SQL from its error when it "
+                       "fails to run"),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         ParamSpec("variant", COMPACT, kind="choice", choices=[COMPACT, PAPER],
-                  help="compact, for small models: the filter keeps whole tables (and tables "
-                       "the question names or a join needs), a one-table schema is not "
-                       "labelled JOIN, short generation prompts without LIMIT rules, and a "
-                       "repair shown the query's table columns (the default: more answers "
-                       "right than the paper's prompts on both benchmark samples); paper: the "
+                  help="compact: prompts and a whole-table filter for small models; paper: the "
                        "paper's prompts and filter"),
         *final_check.param_specs(),
     ]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from .outputs import ActiveLearning
-from ...parsing import extract_sql
-from ...sqltext import same_sql
+from agents.llm.parsing import extract_sql
+from agents.db.sqltext import same_sql
 from .shared import hint_text, parse_sql, prompt, table_info, working_schema
 
 MAX_TOKENS = 400

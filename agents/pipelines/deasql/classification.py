@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from .outputs import Classification
 from ...example_bank import EASY, JOIN, JOIN_NESTED, NESTED
 from .shared import COMPACT, prompt, table_info, variant, working_schema

@@ -7,9 +7,9 @@ and the entities guide the information filter and mask the question for few-shot
 
 from __future__ import annotations
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from .outputs import Elements
-from ...parsing import extract_json
+from agents.llm.parsing import extract_json
 from .shared import hint_text, prompt
 
 ANSWER_SCHEMA = {

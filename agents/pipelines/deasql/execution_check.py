@@ -4,7 +4,7 @@ The paper stops after active learning and does not execute anything. This step i
 implementation's addition, because the studio promises an executable answer: it runs the SQL
 read-only and, on an error, shows the model the error (against the whole schema, in case the
 information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
-with the hint of :mod:`agents.error_hints`. When the repairs end on SQL that still fails on a
+with the hint of :mod:`agents.rules.error_hints`. When the repairs end on SQL that still fails on a
 column name, the run ends on the version one clear change makes run (``name_rewrite``,
 :mod:`..runnable_ending`).
 
@@ -16,13 +16,13 @@ one without the columns it needed.
 
 from __future__ import annotations
 
-from ...engine import StepContext, StepError
-from ...error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_error_match,
-                            query_tables)
+from agents.core.engine import StepContext, StepError
+from agents.rules.error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_error_match,
+    query_tables)
 from ...outputs import ExecutionCheck
-from ...sqltext import same_sql
-from ..repeat_retry import ask_unrepeated
-from ..runnable_ending import runnable_ending
+from agents.db.sqltext import same_sql
+from agents.rules.repeat_retry import ask_unrepeated
+from agents.rules.runnable_ending import runnable_ending
 from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
                      table_info, variant)
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import re
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from .outputs import FilteredSchema
-from ...parsing import extract_json
+from agents.llm.parsing import extract_json
 from ...retrieval.fit import foreign_key_links, join_path
 from ...retrieval.ranking import STOP_WORDS, query_words, words
-from ..demonstration import ignored_names, template
+from agents.rules.demonstration import ignored_names, template
 from .shared import COMPACT, HERE, hint_text, main_metric, prompt, table_info, variant
 
 MAX_TOKENS = 700

@@ -7,10 +7,10 @@ runs while the SQL before it ran is not taken (the SQL before it is kept and the
 
 from __future__ import annotations
 
-from ...engine import StepContext
+from agents.core.engine import StepContext
 from .outputs import SelfCorrection
-from ...prompts import load
-from ...sqltext import same_sql
+from agents.llm.prompts import load
+from agents.db.sqltext import same_sql
 from .shared import (HERE, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt, 
                      table_info, working_schema)
 

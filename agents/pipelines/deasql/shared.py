@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...engine import ParseError, StepContext
-from ...parsing import extract_sql
-from ...prompts import load, render
-from ...schema_ddl import DDLLayout, render_create_tables
+from agents.core.engine import ParseError, StepContext
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
+from agents.db.schema_ddl import DDLLayout, render_create_tables
 
 HERE = Path(__file__).parent
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from .outputs import FewShotGeneration
 from ...example_bank import EASY, JOIN
-from ...parsing import extract_json
-from ...prompts import load
+from agents.llm.parsing import extract_json
+from agents.llm.prompts import load
 from .shared import (COMPACT, HERE, PAPER, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text,
                      main_metric, parse_sql, prompt, table_info, variant, working_schema)
 

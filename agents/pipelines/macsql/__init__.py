@@ -26,9 +26,9 @@ shows them as a list instead, ``off`` is the paper), so a value is written as it
 
 from __future__ import annotations
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import Retrieving, retrieval_step, whole_part
-from .. import final_check, repeat_retry, runnable_ending
+from agents.rules import final_check, repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector, values
 
 
@@ -39,48 +39,36 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "sub-questions, Refiner repairs SQL that fails or returns nothing.")
     paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "
              "COLING 2025")
+    rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
+             "sqlite_functions", "name_context", "repeat_retry", "name_rewrite",
+             "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("use_selector", "context", kind="choice",
                   choices=["auto", "context", "always", "never"],
-                  help="auto: the reference implementation's rule, run the Selector unless the "
-                       "schema is small by its column counts (the next two limits); context: "
-                       "run it only when the database's whole schema does not fit the "
-                       "Decomposer's prompt, a variant for small models whose pruning of a "
-                       "schema they could read whole dropped needed tables; always / never: "
-                       "force it"),
-        ParamSpec("selector_max_avg_columns", 6, min=0,
-                  help="auto mode skips the Selector while the average number of columns per "
-                       "table is at most this (and the total is within the next limit)"),
-        ParamSpec("selector_max_columns", 30, min=0,
-                  help="auto mode skips the Selector while the schema has at most this many "
-                       "columns in all (and the average is within the previous limit)"),
+                  help="auto: the reference rule by column counts; context: only when the "
+                       "schema does not fit; always/never"),
+        ParamSpec("selector_max_avg_columns", 6, min=0, under="use_selector",
+                  help="auto skips the Selector while tables average at most this many columns "
+                       "(and the total is low)"),
+        ParamSpec("selector_max_columns", 30, min=0, under="use_selector",
+                  help="auto skips the Selector while the schema has at most this many columns "
+                       "(and the average is low)"),
         ParamSpec("decomposer_prompt", "graded", kind="choice",
                   choices=list(decomposer.PROMPTS),
-                  help="graded: the paper's prompt and a third demonstration answering a simple "
-                       "question in one step, as the paper's Decomposer does with simple "
-                       "questions (Section 3.3; the default: better than the paper's prompt on "
-                       "both benchmark samples); paper: the Decomposer prompt of Appendix A.2 "
-                       "with its two worked demonstrations; compact: the same constraints and "
-                       "answer format without demonstrations, which a small model otherwise "
-                       "copies (joins and all)"),
+                  help="graded: the paper's prompt plus a one-step demonstration; paper: "
+                       "Appendix A.2; compact: no demos"),
         ParamSpec("refiner_prompt", "tables", kind="choice", choices=["tables", "paper"],
-                  help="tables: the Refiner prompt of Appendix A.3, and after a name error also "
-                       "the tables the SQL uses with all their columns and which alias to write "
-                       "or table to join; after any error, whether this SQL failed before (the "
-                       "default: more answers right than with the paper's prompt on both "
-                       "benchmark samples); paper: the Refiner prompt of Appendix A.3 alone"),
+                  help="tables: A.3 plus the query's tables on a name error and whether it "
+                       "failed before; paper: A.3"),
         ParamSpec("value_grounding", "examples", kind="choice", choices=list(values.MODES),
-                  help="look the question's words up among the stored values (in the tables "
-                       "the Decomposer sees) and show the matches to the Decomposer and the "
-                       "Refiner: examples, each matched value first among its column's value "
-                       "examples in the schema; list, a list of them beside the evidence, as "
-                       "the selection pipeline's writers see them; off (the paper)"),
+                  origin=STUDIO,
+                  help="show the question's values found in the database: examples (first in "
+                       "their column's), list, off"),
         ParamSpec("max_refine", 3, min=0, max=10,
                   help="how many times the Refiner may repair the SQL before giving up"),
         ParamSpec("refine_empty_result", True,
-                  help="treat SQL that runs but returns no rows as a failure to repair, as the "
-                       "paper does"),
+                  help="treat SQL that runs but returns no rows as a failure to repair"),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         *final_check.param_specs(),

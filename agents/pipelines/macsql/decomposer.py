@@ -15,14 +15,14 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from ...engine import ParseError, StepContext
+from agents.core.engine import ParseError, StepContext
 from ...outputs import Decomposition
-from ...parsing import extract_sql_blocks
-from ...prompts import load, render
-from ...sqltext import parse_statement
-from ...unread_joins import tables_named
+from agents.llm.parsing import extract_sql_blocks
+from agents.llm.prompts import load, render
+from agents.db.sqltext import parse_statement
+from agents.rules.unread_joins import tables_named
 from ..common import evidence_text, macsql_schema, user_message
-from ..demonstration import template
+from agents.rules.demonstration import template
 from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent

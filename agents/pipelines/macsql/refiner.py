@@ -5,7 +5,7 @@ here each pass is one step event, so the user sees every error and every repaire
 run can be resumed at any pass with hand-edited SQL. A repaired query is always executed again
 by the next pass before it is accepted. Following the paper ("the retrieval of non-empty results")
 an empty result counts as a failure unless ``refine_empty_result`` is off. A name error reaches
-the model with the hint of :mod:`agents.error_hints` (the real names it could have meant); with
+the model with the hint of :mod:`agents.rules.error_hints` (the real names it could have meant); with
 ``refiner_prompt="tables"`` (the default) also with the tables the SQL uses and their columns,
 which alias to write or table to join (:mod:`..name_context`; read from the whole schema the run
 has, so it may name a table the Selector left out, to join if the question needs it), and, after
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...sqltext import same_sql
-from ...engine import StepContext, StepError
+from agents.db.sqltext import same_sql
+from agents.core.engine import StepContext, StepError
 from ...outputs import SQLRepair
-from ...parsing import extract_sql
-from ...prompts import load, render
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
-from ..name_context import name_error_context
-from ..repeat_retry import ask_unrepeated, failed_before, retried
-from ..runnable_ending import runnable_ending
+from agents.rules.name_context import name_error_context
+from agents.rules.repeat_retry import ask_unrepeated, failed_before, retried
+from agents.rules.runnable_ending import runnable_ending
 from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import ParseError, StepContext, UnparseableAnswer
+from agents.core.engine import ParseError, StepContext, UnparseableAnswer
 from ...outputs import SchemaSelection
-from ...parsing import extract_json
-from ...prompts import load, render
+from agents.llm.parsing import extract_json
+from agents.llm.prompts import load, render
 from ...retrieval import whole_schema_fit
 from ..common import evidence_text, macsql_schema, schema_size, user_message
-from ..demonstration import ignored_names, template
+from agents.rules.demonstration import ignored_names, template
 from .prompt_budget import RETRIEVAL
 
 HERE = Path(__file__).parent

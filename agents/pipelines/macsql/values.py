@@ -6,9 +6,9 @@ beside the evidence (``list``)."""
 
 from __future__ import annotations
 
-from ...engine import StepContext
-from ...schema import Schema
-from .. import grounding
+from agents.core.engine import StepContext
+from agents.db.schema import Schema
+from agents.retrieval import grounding_step as grounding
 
 MODES = {"off": "", "examples": "the Decomposer and the Refiner, first among their columns' "
          "value examples", "list": "the Decomposer and the Refiner, beside the evidence"}

@@ -23,7 +23,7 @@ better on one, level on the other, nothing lost; ``bench/README.md``):
 revision that no longer runs, or empties a non-empty result, is not adopted),
 ``aggregate_gate`` (nor is one that newly answers from an arbitrary row, an aggregate beside an
 ungrouped column, as revisions did that dropped the GROUP BY of a per-group count:
-:mod:`agents.arbitrary_rows`) and
+:mod:`agents.rules.arbitrary_rows`) and
 ``fix_prompt="tables"`` (a name error's correction shows the query's tables with their aliases
 and columns). The paper's behaviour is one switch away (``writer_style="cot"`` or ``"pot"``,
 ``review_prompt``, ``revision_gate`` and ``fix_prompt`` set to ``"paper"``, ``aggregate_gate``
@@ -35,10 +35,10 @@ the version one clear change makes run goes on to the reviewers (``name_rewrite`
 
 from __future__ import annotations
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
-from .. import final_check, repeat_retry, runnable_ending
+from agents.rules import final_check, repeat_retry, runnable_ending
 from . import steps
 
 
@@ -50,11 +50,12 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "the same SQL (consensus).")
     paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
              "Multi-Agent System for Text-to-SQL Tasks")
+    rules = ("whole_part", "error_hints", "sqlite_functions", "name_context", "repeat_retry",
+             "name_rewrite", "aggregate_gate", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
-        ParamSpec("writer_style", "direct", "SQL-Writer prompting: chain of thought (cot) or "
-                  "program of thoughts, Python before SQL (pot; the paper's best setting), or "
-                  "direct: the SQL alone, a variant for small models whose reasoning drifts",
+        ParamSpec("writer_style", "direct", "SQL-Writer prompting: cot (chain of thought), pot "
+                  "(Python before SQL) or direct (the SQL alone)",
                   kind="choice", choices=["cot", "pot", "direct"]),
         ParamSpec("k", 3, "related examples from the example bank (by question similarity)",
                   min=0, max=10),
@@ -68,22 +69,16 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec("history_turns", 2, "writer dialogue turns kept after its first prompt",
                   min=1, max=20),
         ParamSpec("stop_on_approval", True, "also stop when every reviewer approves"),
-        ParamSpec("review_prompt", "strict", "reviewer prompt: paper (written from the paper's "
-                  "description) or strict: approve unless a concrete error of the SQL can be "
-                  "named, a variant for small models whose reviewers ask for changes the "
-                  "question does not need", kind="choice", choices=["paper", "strict"]),
-        ParamSpec("revision_gate", "execution", "paper: a revised SQL that fails goes back to the "
-                  "writer for correction; execution: a revision that fails, or returns no rows "
-                  "where the SQL before it returned some, is not adopted and the SQL before it "
-                  "is final", kind="choice", choices=["paper", "execution"]),
-        ParamSpec("aggregate_gate", True, "a revision that runs but takes columns from an "
-                  "arbitrary row -- an aggregate such as COUNT beside a column that is not "
-                  "grouped, no GROUP BY -- where the SQL before it did not, is not adopted and "
-                  "the SQL before it is final (not in the paper)"),
-        ParamSpec("fix_prompt", "tables", "correction message for an execution error: paper "
-                  "(the SQL, the error and its hint) or tables: for a name error also every "
-                  "table the SQL uses with its aliases and columns, and which alias to write or "
-                  "table to join for the missing name", kind="choice",
+        ParamSpec("review_prompt", "strict", "reviewer prompt: paper (from its description) or "
+                  "strict (approve unless a concrete error is named)", kind="choice",
+                  choices=["paper", "strict"]),
+        ParamSpec("revision_gate", "execution", "paper: a failing revision is corrected; "
+                  "execution: refuse one that fails or newly finds no rows",
+                  kind="choice", choices=["paper", "execution"]),
+        ParamSpec("aggregate_gate", True, "refuse a revision that newly takes columns from an "
+                  "arbitrary row (aggregate beside ungrouped column)", origin=STUDIO),
+        ParamSpec("fix_prompt", "tables", "correction message: paper (SQL, error, hint) or "
+                  "tables (also the query's tables on a name error)", kind="choice",
                   choices=["paper", "tables"]),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),

@@ -1,6 +1,6 @@
 """Reading R³'s three kinds of model answers: the writer's SQL, the invitation, a review.
 
-Each parser either returns plain data or raises :class:`~agents.engine.ParseError` with a message
+Each parser either returns plain data or raises :class:`~agents.core.engine.ParseError` with a message
 that tells the model (on the engine's one retry) and then the user exactly what was missing.
 They are lenient about form -- a small model wraps, labels and decorates its answers in many
 ways -- and strict only about the content each step needs.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...engine import ParseError
-from ...parsing import extract_json, extract_sql
+from agents.core.engine import ParseError
+from agents.llm.parsing import extract_json, extract_sql
 
 # a Markdown fence: tag, body; an unclosed fence runs to the end (a cut-off answer)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import StepContext, StepError
+from agents.core.engine import StepContext, StepError
 from ...outputs import ExecutionCheck, SQLDraft, SQLRepair
 from .outputs import Review, ReviewerInvitation, Revision
-from ...prompts import load, render
+from agents.llm.prompts import load, render
 
 from . import dialogue
 from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
                       persona_label)
-from ..name_context import name_error_context
+from agents.rules.name_context import name_error_context
 from .result_table import result_table
-from ...arbitrary_rows import arbitrary_row_aggregate
-from ...sqltext import same_sql, sql_diff
-from ..repeat_retry import ask_unrepeated, failed_before
-from ..runnable_ending import runnable_ending
+from agents.rules.arbitrary_rows import arbitrary_row_aggregate
+from agents.db.sqltext import same_sql, sql_diff
+from agents.rules.repeat_retry import ask_unrepeated, failed_before
+from agents.rules.runnable_ending import runnable_ending
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -209,7 +209,7 @@ def reject_revision(ctx: StepContext, result, revised_from: dict) -> bool:
     """Whether a revision is refused, the SQL before it staying final (the loop ends).
     ``revision_gate="execution"``: a revision that fails to run, or returns no rows where the SQL
     before it returned some. ``aggregate_gate``: a revision that runs but takes columns from an
-    arbitrary row (an aggregate beside an ungrouped column, :mod:`agents.arbitrary_rows`) where
+    arbitrary row (an aggregate beside an ungrouped column, :mod:`agents.rules.arbitrary_rows`) where
     the SQL before it did not -- in the traces, a revision "simplifying" away the GROUP BY of a
     per-group count."""
     data = ctx.data

@@ -12,7 +12,7 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
     ground -> candidate:<g1> [-> repair:<g1> ...] -> candidate:<g2> ... -> vote [-> select]
 
 - ``ground`` (Value grounding): the question's words and literals looked up, within a time
-  budget, among the values stored in the database (:mod:`agents.value_grounding`); what it
+  budget, among the values stored in the database (:mod:`agents.retrieval.value_grounding`); what it
   finds is shown to every generator with the question. When the Schema Retriever cut the
   schema to fit, only the tables it kept are searched: the writers see no other, and a value
   found elsewhere would invite a query naming a table they cannot see. Off with
@@ -26,7 +26,7 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   ``repair_attempts`` above 1, a repaired SQL that fails with another error is repaired again
   in the same conversation (the same error again ends it). With ``unrelated_parts`` (off by
   default), a candidate that runs but reads tables of parts of the database that no foreign key
-  connects (:mod:`agents.unrelated_parts`: on a database of several applications, a look-alike
+  connects (:mod:`agents.rules.unrelated_parts`: on a database of several applications, a look-alike
   table of another one) gets one repair told so, and keeps its SQL unless the repaired one runs
   within one part; the embedded 1.5B model answered such a repair with the SQL it had been told
   about (``bench/README.md``), so it is kept for larger models.
@@ -73,9 +73,10 @@ needed, so a run resumed at the vote with another order votes in that order. Out
 
 from __future__ import annotations
 
-from ...engine import END, ParamSpec, Pipeline, Step, StepContext
+from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
-from .. import baseline, final_check
+from agents.pipelines import baseline
+from agents.rules import final_check
 from ..common import macsql_schema
 from ..deasql.shared import table_info
 from ..macsql import decomposer
@@ -91,51 +92,41 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "equal results and voted on; a selection agent decides an open vote.")
     paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
              "ICLR 2025): multiple generators, selection by execution")
+    rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
+             "sqlite_functions", "data_first", "unrelated_parts", "drop_unread_joins",
+             "match_stored_case")
     params = [
         whole_part.param_spec(False),
         GeneratorList("generators", "cot,writer,decomposer", kind="str",
-                      help="writers that each propose a candidate, most trusted first (ties "
-                           "go to the first): " + ", ".join(
-                               f"{g.name} ({g.method})" for g in GENERATORS.values())),
+                      help="comma-separated writers, one candidate each, most trusted first: "
+                           + ", ".join(GENERATORS)),
         ParamSpec("samples", 1, min=0, max=8,
-                  help="further candidates from the writer's prompt sampled at the "
-                       "temperature below (cheap: the prompt is already processed)"),
+                  help="further candidates sampled from the writer's prompt at "
+                       "sample_temperature"),
         ParamSpec("sample_temperature", 0.7, min=0.0, max=2.0,
                   help="sampling temperature of the samples"),
         ParamSpec("min_share", 0.5, min=0.0, max=1.0,
-                  help="the vote is decisive when the largest group is strictly the largest "
-                       "and holds at least this share of all candidates; otherwise the "
-                       "selection agent chooses"),
-        ParamSpec("data_first", True,
-                  help="set aside a result holding no data (no rows, or NULLs only) while "
-                       "another candidate's result holds some: wrong queries agree on "
-                       "finding nothing far more often than on the same rows"),
+                  help="share of all candidates the largest group needs for a decisive vote "
+                       "(else the selection agent)"),
+        ParamSpec("data_first", True, origin=STUDIO,
+                  help="set aside results with no data (no rows, or NULLs only) while another "
+                       "candidate's has some"),
         ParamSpec("select_orders", 1, min=1, max=4,
-                  help="how many times the selection agent compares the leading candidates, "
-                       "each time in another order (each candidate first once); the one picked "
-                       "most often wins, a tie keeps the vote's order"),
+                  help="times the selection agent compares the leaders, each in another order; "
+                       "most picked wins"),
         ParamSpec("decomposer_prompt", "graded", kind="choice", choices=list(decomposer.PROMPTS),
-                  help="the decomposer generator's prompt, as MAC-SQL's parameter of that name: "
-                       "graded (the default: the paper's and a demonstration answering a simple "
-                       "question in one step; more right decomposer candidates and votes on "
-                       "both benchmark samples), paper (Appendix A.2) or compact (no "
-                       "demonstrations)"),
-        ParamSpec("value_grounding", True,
+                  help="the decomposer writer's prompt, as in MAC-SQL: graded, paper "
+                       "(Appendix A.2) or compact"),
+        ParamSpec("value_grounding", True, origin=STUDIO,
                   help="look the question's words up among the stored values and show the "
                        "matches to the writers"),
         ParamSpec("repair", True,
                   help="give a failing candidate one repair from its error and the hint"),
-        ParamSpec("repair_attempts", 1, min=1, max=3,
-                  help="repairs a failing candidate may get: a further one only when the "
-                       "repaired SQL fails with another error (the same error again ends it)"),
-        ParamSpec(PARTS_PARAM, False,
-                  help="with repair on, a candidate that runs but reads tables of parts of the "
-                       "database that no foreign key connects (a look-alike of another "
-                       "application's, in a database of several) gets one repair told so, and "
-                       "keeps its SQL unless the repaired one runs within one part (not in the "
-                       "papers; off by default: told so, the embedded model answered with the "
-                       "same SQL in 19 of 21 such repairs and with SQL that fails in 2); off: "
-                       "such a candidate goes to the vote as written"),
+        ParamSpec("repair_attempts", 1, min=1, max=3, under="repair",
+                  help="repairs a failing candidate may get: a further one only on a new error"),
+        ParamSpec(PARTS_PARAM, False, origin=STUDIO, under="repair",
+                  help="one repair for a candidate reading parts no foreign key connects; taken "
+                       "if it runs in one part"),
         ParamSpec("examples", 3, min=0, max=8,
                   help="related examples from the example bank for the cot and fewshot writers"),
         ParamSpec("exclude_same_db_examples", False,

@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ...engine import ParamSpec, StepContext
-from ...parsing import extract_sql
-from ...prompts import load, render
+from agents.core.engine import ParamSpec, StepContext
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
 from .. import baseline
 from ..common import evidence_text, macsql_schema, user_message
 from ..deasql import PIPELINE as DEASQL

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from ...outputs.base import Output, register, short
 from ...outputs.common import indent
-from ...sqltext import format_sql
+from agents.db.sqltext import format_sql
 
 
 def _rows(count: int | None) -> str:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...engine import StepContext, StepError, UnparseableAnswer
-from ...exec_result import ExecResult
+from agents.core.engine import StepContext, StepError, UnparseableAnswer
+from agents.db.exec_result import ExecResult
 from ...outputs import SQLRepair
-from ...parsing import extract_sql
-from ...prompts import load, render
-from ...sqltext import same_sql
-from ...unrelated_parts import unrelated_parts
-from .. import grounding
-from ..grounding import grounded_evidence
+from agents.llm.parsing import extract_sql
+from agents.llm.prompts import load, render
+from agents.db.sqltext import same_sql
+from agents.rules.unrelated_parts import unrelated_parts
+from agents.retrieval import grounding_step as grounding
+from agents.retrieval.grounding_step import grounded_evidence
 from ..r3 import steps as r3_steps
 from .generators import WithParams, generator_for, plan, priority
 from .outputs import CandidateSQL
@@ -141,7 +141,7 @@ def candidate(ctx: StepContext, name: str) -> str:
 
 def _parts_problem(ctx: StepContext, entry: dict, sql: str) -> str | None:
     """What the candidate's generator is told when ``sql`` reads tables of parts of the
-    database that no foreign key connects (:mod:`agents.unrelated_parts`): with
+    database that no foreign key connects (:mod:`agents.rules.unrelated_parts`): with
     ``unrelated_parts`` on, once per candidate (``parts_told`` in its entry). The parts are
     those of the whole database, not of what retrieval kept. None otherwise."""
     if not ctx.params[PARTS_PARAM] or entry.get("parts_told"):

@@ -1,6 +1,6 @@
 """The vote over the candidates' results, and the selection agent for an undecided vote.
 
-The vote is :func:`agents.candidates.vote`: candidates whose results are equal under the
+The vote is :func:`agents.runs.candidates.vote`: candidates whose results are equal under the
 evaluation metric's rule form a group, candidates that did not run (an error, a timeout, no
 SQL) join none, and the largest group wins when it is clearly the largest and holds at least
 ``min_share`` of all candidates; with ``data_first`` a result holding no data (no rows, or
@@ -15,13 +15,13 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from ...candidates import Candidate, run_candidate, vote
-from ...engine import ParseError, StepContext, StepError, UnparseableAnswer
-from ...parsing import extract_json
-from ...prompts import load, render
+from agents.runs.candidates import Candidate, run_candidate, vote
+from agents.core.engine import ParseError, StepContext, StepError, UnparseableAnswer
+from agents.llm.parsing import extract_json
+from agents.llm.prompts import load, render
 from ..baseline import question_text
 from ..common import user_message
-from ..grounding import grounded_evidence
+from agents.retrieval.grounding_step import grounded_evidence
 from ..r3.result_table import result_table
 from .generators import priority, schema_text
 from .outputs import CandidateVote, Selection

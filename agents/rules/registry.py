@@ -1,0 +1,177 @@
+"""Every post-hoc check or rewrite the studio applies around the papers' agents, declared once.
+
+The papers' pipelines are made of agents; around them the studio adds small deterministic rules:
+a hint that names the real columns after a name error, a query rewritten so a repair loop ends
+on SQL that runs, a join nothing reads dropped from the final answer. Each rule is one
+:class:`Rule` of :data:`RULES` below, which says
+
+- its **kind**: a lint that only reports (the SQL is unchanged, a prompt or a verdict is told
+  something), a rewrite that keeps the result, or a rewrite that changes what the query returns;
+- its **hook**, the one place in a run where it acts;
+- its **switch**, the pipeline parameter that turns it on or off (``None``: always on, as the
+  execution hint, which an evaluation turns off with ``--no-error-hints``), with any switches
+  that only matter under it;
+- where it comes from (a paper, or the studio) and where its measurement is kept in ``bench/``.
+
+Pipelines list the rules they use (``Pipeline.rules``); Settings draws their switches under
+"Studio additions", ``python -m agents rules`` prints the table of :func:`rules_table` and
+``docs/rules.md`` holds it. This module is data only: it imports no rule's code, so any layer
+may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names every rewrite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# kinds: what a rule may do to the answer
+LINT = "lint"                    # reports only: SQL unchanged (a hint, a note, a verdict,
+#                                  what a prompt is shown)
+KEEPS_RESULT = "keeps result"    # rewrites SQL, the rows it returns stay the same
+CHANGES_RESULT = "changes result"  # rewrites or chooses SQL so that other rows come back
+KINDS = (LINT, KEEPS_RESULT, CHANGES_RESULT)
+
+# hooks: where in a run a rule acts
+SCHEMA_CONTEXT = "schema context"    # what the agents are shown before they write SQL
+EXECUTION_HINT = "execution hint"    # a query fails: what the repair agent is told
+REPAIR_ENDING = "repair ending"      # a repair loop repeats itself or ends on failing SQL
+AGREEMENT_CHECK = "agreement check"  # candidates, reviewers or agents are compared
+FINAL_ANSWER = "final answer"        # the run's last SQL, before it is shown (the Final check)
+HOOKS = (SCHEMA_CONTEXT, EXECUTION_HINT, REPAIR_ENDING, AGREEMENT_CHECK, FINAL_ANSWER)
+
+STUDIO = "studio"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One declared rule. ``switch`` is the parameter that turns it on (``None``: always on),
+    ``nested`` the parameters that only matter while it is on; ``module`` holds its code and
+    ``measured`` the results in ``bench/`` its default was decided on. A rule used by a
+    variant of one of the paper's own options (a repair prompt) names it in ``variants``."""
+
+    name: str
+    title: str
+    kind: str
+    hook: str
+    summary: str
+    module: str
+    origin: str = STUDIO
+    switch: str | None = None
+    nested: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()  # ``param=value`` choices of a paper option that use it
+    measured: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS or self.hook not in HOOKS:
+            raise ValueError(f"rule {self.name!r}: unknown kind or hook")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("whole_part", "Whole schema part", LINT, SCHEMA_CONTEXT,
+         "a cut schema keeps the whole small part of the best-ranked table, written first",
+         "agents.retrieval.whole_part", switch="keep_whole_part",
+         measured="bench/results/wholepart2-*"),
+    Rule("value_grounding", "Value grounding", LINT, SCHEMA_CONTEXT,
+         "looks the question's words up among stored values and shows the matches to the writers",
+         "agents.retrieval.value_grounding", switch="value_grounding",
+         measured="bench/results/grounding-examples-*"),
+    Rule("demonstration_names", "Demonstration names", LINT, SCHEMA_CONTEXT,
+         "notes names a model copied from a prompt's worked example instead of the database",
+         "agents.rules.demonstration"),
+    Rule("error_hints", "Name-error hint", LINT, EXECUTION_HINT,
+         "a 'no such column/table' error is told which tables and columns do exist",
+         "agents.rules.error_hints", measured="bench/results/name-errors-*"),
+    Rule("sqlite_functions", "SQLite function hint", LINT, EXECUTION_HINT,
+         "a 'no such function' error is told how SQLite writes it (YEAR -> strftime)",
+         "agents.rules.sqlite_functions"),
+    Rule("name_context", "Tables around a name error", LINT, EXECUTION_HINT,
+         "the repair prompt lists the query's tables, their columns and the alias to write",
+         "agents.rules.name_context", variants=("refiner_prompt=tables", "fix_prompt=tables"),
+         measured="bench/results/name-errors-*"),
+    Rule("repeat_retry", "Repeat retry", CHANGES_RESULT, REPAIR_ENDING,
+         "a repair that repeats failing SQL is asked once more at a temperature above 0",
+         "agents.rules.repeat_retry", switch="repeat_temperature",
+         measured="bench/results/retry-*"),
+    Rule("name_rewrite", "Runnable ending", CHANGES_RESULT, REPAIR_ENDING,
+         "a loop ending on a column-name error ends on the one clear change that makes it run",
+         "agents.rules.runnable_ending", switch="name_rewrite",
+         measured="bench/results/rewrite-*, bench/results/endings-*"),
+    Rule("aggregate_gate", "Arbitrary-row gate", LINT, AGREEMENT_CHECK,
+         "a revision that leaves an aggregate beside an ungrouped column is refused",
+         "agents.rules.arbitrary_rows", switch="aggregate_gate",
+         measured="bench/results/aggregate-gate-*"),
+    Rule("ignore_unread_joins", "Unread joins agree", LINT, AGREEMENT_CHECK,
+         "SQL differing from another only by a join nothing reads counts as agreeing",
+         "agents.rules.unread_joins", switch="ignore_unread_joins",
+         measured="bench/results/unread-joins-*"),
+    Rule("outer_column_check", "Outer column in a subquery", LINT, AGREEMENT_CHECK,
+         "a subquery selecting a column of the outer query is reported as failing the check",
+         "agents.rules.outer_columns", switch="outer_column_check",
+         measured="bench/results/outer-columns-*"),
+    Rule("global_writer", "Global writer", CHANGES_RESULT, REPAIR_ENDING,
+         "when the agents end on SQL that fails, one writer answers from the global schema",
+         "agents.pipelines.csma.global_writer", switch="global_writer",
+         measured="bench/results/global-writer-*"),
+    Rule("global_check", "Global check", CHANGES_RESULT, AGREEMENT_CHECK,
+         "when no check agreed with the agents' SQL, the global writer's result decides",
+         "agents.pipelines.csma.global_writer", switch="global_check",
+         nested=("global_data_first",), measured="bench/results/global-check-*"),
+    Rule("data_first", "Data first", CHANGES_RESULT, AGREEMENT_CHECK,
+         "the vote sets aside results holding no data while another candidate's holds some",
+         "agents.pipelines.selection.steps", switch="data_first",
+         measured="bench/results/data-first-*"),
+    Rule("unrelated_parts", "Unrelated parts", CHANGES_RESULT, REPAIR_ENDING,
+         "a candidate reading parts of the schema no key connects gets one repair told so",
+         "agents.rules.unrelated_parts", switch="unrelated_parts",
+         measured="bench/results/parts-merged-*"),
+    Rule("drop_unread_joins", "Unread joins dropped", CHANGES_RESULT, FINAL_ANSWER,
+         "the final SQL loses a join nothing reads and the question does not name",
+         "agents.rules.final_check", switch="drop_unread_joins",
+         nested=("drop_unread_from_table", "read_through_join_keys",
+                 "drop_unrelated_part_joins"),
+         measured="bench/results/final-check-*, bench/results/final-check-wider-*"),
+    Rule("match_stored_case", "Stored case", CHANGES_RESULT, FINAL_ANSWER,
+         "a string compared in a case the column does not store becomes the stored spelling",
+         "agents.rules.stored_case", switch="match_stored_case",
+         measured="bench/results/case-check-*"),
+)
+
+_BY_NAME = {rule.name: rule for rule in RULES}
+if len(_BY_NAME) != len(RULES):
+    raise ValueError("two rules share a name")
+
+# what every pipeline with a Final check uses
+FINAL_CHECK = ("drop_unread_joins", "match_stored_case")
+# the execution hint every pipeline's queries get (``ExecLimits.hints``)
+HINTS = ("error_hints", "sqlite_functions")
+
+
+def rule(name: str) -> Rule:
+    """The rule named ``name``; ``KeyError`` names the known ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no rule {name!r}; rules: {', '.join(_BY_NAME)}") from None
+
+
+def rule_of_switch(param: str) -> Rule | None:
+    """The rule that ``param`` turns on, or whose nested switch it is."""
+    for r in RULES:
+        if param == r.switch or param in r.nested:
+            return r
+    return None
+
+
+def rules_table(pipelines=()) -> str:
+    """The rules as a Markdown table, with the pipelines (objects with ``name`` and ``rules``)
+    that use each one."""
+    lines = ["| rule | kind | hook | switch | from | pipelines | what it does | measured in |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in RULES:
+        users = ", ".join(p.name for p in pipelines if r.name in getattr(p, "rules", ()))
+        switch = f"`{r.switch}`" if r.switch else \
+            ", ".join(f"`{v}`" for v in r.variants) or "always on"
+        if r.nested:
+            switch += " (with " + ", ".join(f"`{n}`" for n in r.nested) + ")"
+        lines.append(f"| {r.title} | {r.kind} | {r.hook} | {switch} | {r.origin} | "
+                     f"{users or '-'} | {r.summary} | {r.measured or '-'} |")
+    return "\n".join(lines)
