@@ -8,6 +8,7 @@ UI code lives in the ``ui`` package. The engine in ``agents/`` never imports str
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import streamlit as st
 ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from agents.store import StoreError  # noqa: E402  (after the path is set)
 
 # Widget values Streamlit would forget when another page is shown; re-assigning them on every run
 # turns them into plain session values, so a question typed on Ask survives a visit to Schema.
@@ -69,4 +72,8 @@ if settings is not None and settings.provider == "local":
         ui_services.llm_client(settings)
     except Exception:
         pass
-navigation.run()
+try:
+    navigation.run()
+except (StoreError, sqlite3.DatabaseError) as exc:  # the studio's own store, damaged or locked
+    st.error(f"The studio's store of runs and notes cannot be used: {exc}" if not
+             isinstance(exc, StoreError) else str(exc))

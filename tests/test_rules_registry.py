@@ -74,3 +74,15 @@ def test_the_docs_table_is_the_registry_s_and_the_cli_prints_it(capsys):
     assert capsys.readouterr().out.strip() == table
     for r in RULES:
         assert f"| {r.title} |" in table
+
+
+@pytest.mark.parametrize("pipeline", list_pipelines(), ids=lambda p: p.name)
+def test_a_nested_switch_names_a_switch_of_its_own_pipeline(pipeline):
+    names = [p.name for p in pipeline.params]
+    assert len(names) == len(set(names))
+    for spec in pipeline.params:
+        assert spec.origin in (PAPER, STUDIO), spec.name
+        assert spec.under is None or spec.under in names, f"{spec.name} under {spec.under}"
+    drawn = [s.name for entries in pipeline.param_groups().values()
+             for parent, nested in entries for s in (parent, *nested)]
+    assert sorted(drawn) == sorted(names)  # Settings draws every parameter exactly once

@@ -154,6 +154,30 @@ def test_everything_survives_reopening(tmp_path):
         assert version.fetchone()[0] == str(SCHEMA_VERSION)
 
 
+def test_an_empty_store_file_is_never_silently_a_new_store(tmp_path):
+    empty = tmp_path / "studio.db"
+    empty.write_bytes(b"")
+    with pytest.raises(StoreError, match=r"is empty \(0 bytes\).*restore it from a copy"):
+        Store(empty)
+    assert empty.read_bytes() == b""  # nothing written
+
+
+def test_a_read_only_folder_gets_advice_about_the_folder_not_the_file(tmp_path):
+    import os
+
+    folder = tmp_path / "home"
+    folder.mkdir()
+    os.chmod(folder, 0o500)
+    try:
+        if os.access(folder, os.W_OK):  # running as a user no permission stops
+            pytest.skip("this user can write to a read-only folder")
+        with pytest.raises(StoreError, match="writable") as caught:
+            Store(folder / "studio.db")
+        assert "move the file away" not in str(caught.value).lower()
+    finally:
+        os.chmod(folder, 0o700)
+
+
 def test_default_path_is_in_studio_home(isolated_studio):
     with Store() as s:
         assert s.path == isolated_studio / "studio.db"
@@ -163,7 +187,7 @@ def test_default_path_is_in_studio_home(isolated_studio):
 def test_unusable_files_give_a_clear_error(tmp_path):
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database at all" * 100)
-    with pytest.raises(StoreError, match="cannot be opened"):
+    with pytest.raises(StoreError, match="cannot be opened.*damaged: move the file away"):
         Store(junk)
     newer = tmp_path / "newer.db"
     with Store(newer) as s:
@@ -279,3 +303,18 @@ def test_csv_cells_never_start_a_spreadsheet_formula():
         "'=HYPERLINK(\"x\")", "'+1", "'-cmd", "'@SUM(A1)", "'\tx", "ok", -3, 2.5, None]
     frame = pd.DataFrame({"=name": ["=1+1", "Ada", None], "n": [-1, 2, 3]})
     assert csv_bytes(frame).decode().splitlines() == ["'=name,n", "'=1+1,-1", "Ada,2", ",3"]
+
+
+def test_the_advice_names_the_cause_a_person_can_fix():
+    import sqlite3
+    from pathlib import Path
+
+    from agents.store.connection import _advice
+
+    path = Path("/home/ana/.text2sql-studio/studio.db")
+    readonly = _advice(path, sqlite3.OperationalError("attempt to write a readonly database"))
+    full = _advice(path, sqlite3.OperationalError("database or disk is full"))
+    damaged = _advice(path, sqlite3.DatabaseError("file is not a database"))
+    assert "writable" in readonly and "move the file" not in readonly.lower()
+    assert "Free some disk space" in full and "move the file" not in full.lower()
+    assert "damaged: move the file away" in damaged

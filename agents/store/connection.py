@@ -26,6 +26,21 @@ class StoreError(Exception):
     """The store file cannot be used (not a database, corrupt, from a newer version)."""
 
 
+def _advice(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """What to do about a store that cannot be opened: a damaged file is moved away, but a
+    read-only folder or a full disk is not the file's fault (moving it would lose nothing but
+    fix nothing either)."""
+    text = str(exc).lower()
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return (f"The run store {path} cannot be written: {exc}. Check that {path.parent} and "
+                "the file are writable by the studio.")
+    if "disk is full" in text or "disk i/o" in text:
+        return (f"The run store {path} cannot be written: {exc}. Free some disk space; the "
+                "store is kept as it is.")
+    return (f"The run store {path} cannot be opened: {exc}. It looks damaged: move the file "
+            "away (keep it: its runs may be recoverable) to start a fresh store.")
+
+
 def default_path() -> Path:
     return studio_home() / "studio.db"
 
@@ -35,9 +50,24 @@ class StoreConnection:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            empty = self.path.is_file() and self.path.stat().st_size == 0 and \
+                not Path(f"{self.path}-wal").exists()
+        except OSError as exc:
+            raise StoreError(f"The run store's folder {self.path.parent} cannot be used: "
+                             f"{exc.strerror or exc}. Check that it exists and is writable.") \
+                from exc
+        if empty:  # a store emptied by a failed copy or a full disk: never silently a new one
+            raise StoreError(f"The run store {self.path} is empty (0 bytes), so its runs and "
+                             "notes are not there; restore it from a copy, or delete the empty "
+                             "file to start a fresh store. Nothing was written to it.")
         self._lock = threading.RLock()
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"The run store {self.path} cannot be opened: {exc}. Check that "
+                             f"{self.path.parent} is writable.") from exc
         try:
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -49,8 +79,7 @@ class StoreConnection:
             raise
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(f"The run store {self.path} cannot be opened: {exc}. "
-                             "Move the file away to start a fresh store.") from exc
+            raise StoreError(_advice(self.path, exc)) from exc
 
     def close(self) -> None:
         with self._lock:

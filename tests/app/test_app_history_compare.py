@@ -185,3 +185,24 @@ def test_compare_accepts_edited_sql_and_refuses_sql_that_does_not_run(app, app_e
         [answer] = store.list_accepted()
     assert answer["sql"] == TOP3 and answer["run_id"] == run_id
     assert len(answer["result_preview"]["rows"]) == 3
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all" * 200])
+def test_a_damaged_or_emptied_store_is_one_message_on_every_page(app_env, content):
+    """History and Knowledge read the store: each says what is wrong, no page shows a
+    traceback (Ask works until a run is to be saved), and the file is left as it was."""
+    from streamlit.testing.v1 import AppTest
+
+    from app_helpers import APP
+
+    path = default_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    for page in ("pages/history.py", "pages/knowledge.py", "pages/ask.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        if page != "pages/ask.py":
+            assert any("run store" in e for e in errors(at)), (page, errors(at))
+    assert path.read_bytes() == content
