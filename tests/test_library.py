@@ -170,3 +170,21 @@ def test_a_vanished_file_is_a_clear_error(store, tmp_path):
     server.unlink()
     with pytest.raises(DatabaseError, match="missing"):
         open_saved(store.saved_database("gone"))
+
+
+def test_a_copy_that_cannot_be_written_leaves_no_partial_file(store, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    data = sqlite_file(tmp_path / "pets.sqlite").read_bytes()
+    real = Path.write_bytes
+
+    def disk_full(self, content):
+        if self.suffix == ".partial":
+            real(self, content[:10])
+            raise OSError(28, "No space left on device")
+        return real(self, content)
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    with pytest.raises(LibraryError, match="could not be kept after a restart: No space left"):
+        keep(store, "pets.sqlite", data)
+    assert list(library_dir().glob("*")) == [] and store.saved_databases() == []

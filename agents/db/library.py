@@ -124,9 +124,14 @@ def save_upload(store, db: Database, file_name: str, data: bytes, *,
     target = library_dir() / f"{_file_stem(db.name)}-{digest}.sqlite"
     if not target.exists():
         partial = target.with_suffix(".partial")
-        partial.write_bytes(content)
-        partial.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        os.replace(partial, target)
+        try:
+            partial.write_bytes(content)
+            partial.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            os.replace(partial, target)
+        except OSError as exc:  # a full disk: no half-written copy stays outside the limit
+            partial.unlink(missing_ok=True)
+            raise LibraryError(f"{file_name} could not be kept after a restart: "
+                               f"{exc.strerror or exc}") from None
     store.put_saved_database(db.name, "upload", str(target), file_name=file_name,
                              size_bytes=len(content))
     if old and old["kind"] == "upload" and old["path"] != str(target):
