@@ -11,7 +11,7 @@ before the first such step is the recorded one, so each run is resumed there (it
 asked again, temperature 0) and the rounds after it run as the pipeline goes
 (:mod:`agents.evaluation.resume_recorded`). Whether a rewrite exists is decided from the
 recorded SQL, error and extracted tables on the run's own database file, by the step's own
-:func:`~agents.pipelines.csma.steps.rewrite_within`; runs without such a step keep their recorded verdict. Each row lists the resumed steps'
+:func:`~agents.pipelines.csma.context.rewrite_within`; runs without such a step keep their recorded verdict. Each row lists the resumed steps'
 rewrites. Nothing is asserted: it is a measurement.
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ui import state as ui_state
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
 from ui.widgets.diagram import schema_dot
@@ -99,7 +100,8 @@ if db is not None:
             **({"description": c.description or ""} if described else {}),
         } for c in table.columns]), hide_index=True)
         st.markdown("**First rows**")
-        preview = db.table_preview(table.name, limit=20)
+        preview = db.table_preview(table.name, limit=20,
+                                    timeout=ui_state.exec_limits().timeout)
         if preview.ok:
             st.dataframe(preview_frame(preview.preview(rows=20)), hide_index=True,
                          width="stretch")

@@ -188,3 +188,31 @@ def test_a_copy_that_cannot_be_written_leaves_no_partial_file(store, tmp_path, m
     with pytest.raises(LibraryError, match="could not be kept after a restart: No space left"):
         keep(store, "pets.sqlite", data)
     assert list(library_dir().glob("*")) == [] and store.saved_databases() == []
+
+
+def test_an_entry_registered_before_the_rules_or_outside_them_now_does_not_open(
+        store, tmp_path, monkeypatch, isolated_studio):
+    """Registrations are checked again when opened: one made under laxer rules (the studio's
+    own store, say) or whose folder the operator no longer names does not open."""
+    store.put_saved_database("legacy", "path", str(store.path), file_name="studio.db",
+                             size_bytes=1)
+    with pytest.raises(DatabaseError, match="not a file this server opens any more"):
+        open_saved(store.saved_database("legacy"))
+    server = sqlite_file(tmp_path / "crm.db")
+    entry, db = register_path(store, str(server))
+    db.close()
+    open_saved(entry).close()
+    monkeypatch.setenv("STUDIO_SERVER_PATHS", str(isolated_studio / "elsewhere"))
+    with pytest.raises(DatabaseError, match="not a file this server opens any more"):
+        open_saved(entry)
+
+
+def test_the_response_cache_and_odd_paths_are_refused_like_any_other(store, tmp_path,
+                                                                     monkeypatch):
+    cache = tmp_path / "cache" / "llm_cache.sqlite"
+    cache.parent.mkdir()
+    sqlite_file(cache)
+    monkeypatch.setenv("STUDIO_LLM_CACHE_PATH", str(cache))
+    for path in (str(cache), f"{tmp_path}/a\0b.db"):
+        with pytest.raises(LibraryError, match="no SQLite file this server may open"):
+            register_path(store, path)

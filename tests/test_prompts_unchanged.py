@@ -3,7 +3,7 @@ conversations and database knowledge existed: a long benchmark's cached answers 
 
 The hashes below were taken from the pipelines' prompts before those features were added; a
 run given only the question (and the hint box) must still send exactly those messages, whether
-its evidence comes straight from the caller or through :func:`agents.runs.run_context.compose`.
+its evidence comes straight from the caller or through :meth:`agents.runs.run_context.RunContext.evidence`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ on top, which is also the seam tests use: environment variables set before the a
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 
 from typing import Any
@@ -61,7 +62,7 @@ def _server_cap(var: str, default: float, floor: float) -> float:
         value = float(os.environ.get(var, "") or default)
     except ValueError:
         return default
-    return max(value, floor)
+    return max(value, floor) if math.isfinite(value) else default
 
 
 def timeout_range() -> tuple[float, float]:

@@ -102,7 +102,7 @@ class Pipeline:
     params: list[ParamSpec] = []
     steps: list[Step] = []
     # The post-hoc rules this pipeline uses, by name (:data:`agents.rules.registry.RULES`):
-    # their switches are among ``params``, drawn under "Studio additions".
+    # their switches are among ``params`` (``origin=STUDIO``).
     rules: tuple[str, ...] = ()
     # Parameters whose default changed, each with its default before: a run or an evaluation
     # recorded without the parameter ran with that value, not today's (``resolve_recorded``).

@@ -278,11 +278,14 @@ class Database:
         result.sql, result.seconds = sql, time.perf_counter() - started
         return result
 
-    def table_preview(self, table: str, limit: int = 20) -> ExecResult:
-        """The first ``limit`` rows of ``table``; ``truncated`` says whether it has more."""
+    def table_preview(self, table: str, limit: int = 20,
+                      timeout: float | None = None) -> ExecResult:
+        """The first ``limit`` rows of ``table``; ``truncated`` says whether it has more.
+        ``timeout`` (seconds) is the caller's limit, the default query limit without it."""
         limit = max(0, int(limit))
+        extra = {} if timeout is None else {"timeout": timeout}
         return self.execute(f"SELECT * FROM {quote_identifier(table)} LIMIT {limit + 1}",
-                            max_rows=limit)
+                            max_rows=limit, **extra)
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:

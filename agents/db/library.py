@@ -28,7 +28,7 @@ from pathlib import Path
 
 from agents.db import wal
 from agents.db.database import Database, DatabaseError, open_database
-from agents.core.paths import studio_home
+from agents.core.paths import cache_dir, studio_home
 
 DEFAULT_LIMIT_MB = 2048
 
@@ -139,30 +139,47 @@ def save_upload(store, db: Database, file_name: str, data: bytes, *,
     return store.saved_database(db.name)
 
 
-def register_path(store, path: str) -> tuple[dict, Database]:
-    """Register a SQLite file on the server by its path, after opening it read-only and checking
-    it like any database; returns the entry and the open database."""
+def _protected() -> list[Path]:
+    """Places a registered path may never lie in: the studio's home (its store of every
+    user's runs, the kept uploads) and the model response cache (every session's prompts)."""
+    places = [studio_home(), cache_dir()]
+    cache_file = os.environ.get("STUDIO_LLM_CACHE_PATH", "").strip()
+    if cache_file:
+        places.append(Path(cache_file).expanduser())
+    return [Path(os.path.realpath(p)) for p in places]
+
+
+def allowed_server_file(typed: str) -> str:
+    """The resolved path of ``typed`` when the server may open it: a readable regular file
+    (never a pipe or a device), symlinks followed, inside a folder ``STUDIO_SERVER_PATHS``
+    names and outside :func:`_protected`; else one :class:`LibraryError` whatever the reason,
+    so the message does not tell what exists on the server."""
     folders = server_folders()
     if not folders:
         raise LibraryError("opening files on the server by path is turned off on this server "
                            "(STUDIO_SERVER_PATHS names the folders it may open)")
-    typed = (path or "").strip()
-    if not typed:
-        raise LibraryError("type the path of a SQLite file on the server")
-    path = os.path.realpath(os.path.expanduser(typed))
     refused = LibraryError(f"no SQLite file this server may open at {typed} (it opens files "
                            "in " + ", ".join(str(f) for f in folders) + ")")
-    inside = any(Path(path).is_relative_to(folder) for folder in folders)
-    home = Path(os.path.realpath(studio_home()))
-    if not inside or Path(path).is_relative_to(home):
-        raise refused
     try:
+        path = Path(os.path.realpath(os.path.expanduser(typed)))
+        if not any(path.is_relative_to(folder) for folder in folders) or any(
+                path.is_relative_to(place) for place in _protected()):
+            raise refused
         if not stat.S_ISREG(os.stat(path).st_mode) or not os.access(path, os.R_OK):
             raise refused
-    except OSError:
+    except (OSError, ValueError):  # a missing file, a NUL byte in the path
         raise refused from None
-    if Path(path).parent == library_dir().resolve():
-        raise LibraryError(f"{typed} is a kept upload already; pick it in the list")
+    return str(path)
+
+
+def register_path(store, path: str) -> tuple[dict, Database]:
+    """Register a SQLite file on the server by its path (:func:`allowed_server_file`), after
+    opening it read-only and checking it like any database; returns the entry and the open
+    database."""
+    typed = (path or "").strip()
+    if server_folders() and not typed:
+        raise LibraryError("type the path of a SQLite file on the server")
+    path = allowed_server_file(typed)
     try:
         db = open_database(path)
     except DatabaseError as exc:
@@ -177,12 +194,21 @@ def register_path(store, path: str) -> tuple[dict, Database]:
 
 def open_saved(entry: dict) -> Database:
     """Open a kept upload or a registered file, read-only. A file that has gone away is a
-    :class:`~agents.db.database.DatabaseError` saying so."""
+    :class:`~agents.db.database.DatabaseError` saying so. A registered file is checked again
+    as when it was registered (:func:`allowed_server_file`): the operator may have narrowed
+    the folders since, or the path may lead elsewhere now; such an entry does not open."""
     path = entry["path"]
     if not os.path.exists(path):
         where = "kept copy" if entry["kind"] == "upload" else "file"
         raise DatabaseError(f"the {where} of {entry['name']} is missing ({path}); remove it "
                             "from the saved databases")
+    if entry["kind"] == "path":
+        try:
+            if allowed_server_file(path) != path:
+                raise LibraryError("the path leads elsewhere now")
+        except LibraryError:
+            raise DatabaseError(f"{entry['name']} ({path}) is not a file this server opens any "
+                                "more; remove it from the saved databases") from None
     return open_database(path, name=entry["name"])
 
 

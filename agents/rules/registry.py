@@ -14,7 +14,7 @@ on SQL that runs, a join nothing reads dropped from the final answer. Each rule 
 - where it comes from (a paper, or the studio) and where its measurement is kept in ``bench/``.
 
 Pipelines list the rules they use (``Pipeline.rules``); Settings draws their switches under
-"Studio additions", ``python -m agents rules`` prints the table of :func:`rules_table` and
+"Studio additions" (or beneath the option they depend on), ``python -m agents rules`` prints the table of :func:`rules_table` and
 ``docs/rules.md`` holds it. This module is data only: it imports no rule's code, so any layer
 may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names every rewrite.
 """
@@ -92,18 +92,18 @@ RULES: tuple[Rule, ...] = (
          "agents.rules.repeat_retry", switch="repeat_temperature",
          measured="bench/results/retry-*"),
     Rule("name_rewrite", "Runnable ending", CHANGES_RESULT, REPAIR_ENDING,
-         "a loop ending on a column-name error ends on the one clear change that makes it run",
+         "SQL left failing on a column name becomes the one clear change that makes it run",
          "agents.rules.runnable_ending", switch="name_rewrite",
          measured="bench/results/rewrite-*, bench/results/endings-*"),
-    Rule("aggregate_gate", "Arbitrary-row gate", LINT, AGREEMENT_CHECK,
+    Rule("aggregate_gate", "Arbitrary-row gate", CHANGES_RESULT, AGREEMENT_CHECK,
          "a revision that leaves an aggregate beside an ungrouped column is refused",
          "agents.rules.arbitrary_rows", switch="aggregate_gate",
          measured="bench/results/aggregate-gate-*"),
-    Rule("ignore_unread_joins", "Unread joins agree", LINT, AGREEMENT_CHECK,
+    Rule("ignore_unread_joins", "Unread joins agree", CHANGES_RESULT, AGREEMENT_CHECK,
          "SQL differing from another only by a join nothing reads counts as agreeing",
          "agents.rules.unread_joins", switch="ignore_unread_joins",
          measured="bench/results/unread-joins-*"),
-    Rule("outer_column_check", "Outer column in a subquery", LINT, AGREEMENT_CHECK,
+    Rule("outer_column_check", "Outer column in a subquery", CHANGES_RESULT, AGREEMENT_CHECK,
          "a subquery selecting a column of the outer query is reported as failing the check",
          "agents.rules.outer_columns", switch="outer_column_check",
          measured="bench/results/outer-columns-*"),
@@ -117,7 +117,7 @@ RULES: tuple[Rule, ...] = (
          nested=("global_data_first",), measured="bench/results/global-check-*"),
     Rule("data_first", "Data first", CHANGES_RESULT, AGREEMENT_CHECK,
          "the vote sets aside results holding no data while another candidate's holds some",
-         "agents.pipelines.selection.steps", switch="data_first",
+         "agents.pipelines.selection.voting", switch="data_first",
          measured="bench/results/data-first-*"),
     Rule("unrelated_parts", "Unrelated parts", CHANGES_RESULT, REPAIR_ENDING,
          "a candidate reading parts of the schema no key connects gets one repair told so",
@@ -138,12 +138,6 @@ RULES: tuple[Rule, ...] = (
 _BY_NAME = {rule.name: rule for rule in RULES}
 if len(_BY_NAME) != len(RULES):
     raise ValueError("two rules share a name")
-
-# what every pipeline with a Final check uses
-FINAL_CHECK = ("drop_unread_joins", "match_stored_case")
-# the execution hint every pipeline's queries get (``ExecLimits.hints``)
-HINTS = ("error_hints", "sqlite_functions")
-
 
 def rule(name: str) -> Rule:
     """The rule named ``name``; ``KeyError`` names the known ones."""
