@@ -75,5 +75,5 @@ if settings is not None and settings.provider == "local":
 try:
     navigation.run()
 except (StoreError, sqlite3.DatabaseError) as exc:  # the studio's own store, damaged or locked
-    st.error(f"The studio's store of runs and notes cannot be used: {exc}" if not
-             isinstance(exc, StoreError) else str(exc))
+    st.error(str(exc) if isinstance(exc, StoreError) else
+             f"The studio's store of runs and notes cannot be used: {exc}")

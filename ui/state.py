@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-
 from typing import Any
 
 import streamlit as st

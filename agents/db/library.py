@@ -13,7 +13,8 @@ removing the entry forgets the path and leaves the file alone. It is off unless 
 names the folders it may open (``STUDIO_SERVER_PATHS``, separated by ``os.pathsep``): any path
 a visitor types would otherwise open any file the server can read, the studio's own store of
 every user's runs included. Paths are resolved (symlinks followed) before they are checked, the
-studio's home is never opened, only regular files are (a named pipe would block the session),
+studio's home and the model response cache are never opened, only regular files are (a named
+pipe would block the session),
 and a path that is missing, a folder, unreadable or outside those folders gets one and the same
 message, so the messages do not tell a visitor what exists on the server.
 """
@@ -158,6 +159,8 @@ def allowed_server_file(typed: str) -> str:
     if not folders:
         raise LibraryError("opening files on the server by path is turned off on this server "
                            "(STUDIO_SERVER_PATHS names the folders it may open)")
+    if not typed:
+        raise LibraryError("type the path of a SQLite file on the server")
     refused = LibraryError(f"no SQLite file this server may open at {typed} (it opens files "
                            "in " + ", ".join(str(f) for f in folders) + ")")
     try:
@@ -176,10 +179,7 @@ def register_path(store, path: str) -> tuple[dict, Database]:
     """Register a SQLite file on the server by its path (:func:`allowed_server_file`), after
     opening it read-only and checking it like any database; returns the entry and the open
     database."""
-    typed = (path or "").strip()
-    if server_folders() and not typed:
-        raise LibraryError("type the path of a SQLite file on the server")
-    path = allowed_server_file(typed)
+    path = allowed_server_file((path or "").strip())
     try:
         db = open_database(path)
     except DatabaseError as exc:

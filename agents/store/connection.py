@@ -26,7 +26,7 @@ class StoreError(Exception):
     """The store file cannot be used (not a database, corrupt, from a newer version)."""
 
 
-def _advice(path: Path, exc: sqlite3.DatabaseError) -> str:
+def _advice(path: Path, exc: sqlite3.Error) -> str:
     """What to do about a store that cannot be opened: a damaged file is moved away, but a
     read-only folder or a full disk is not the file's fault (moving it would lose nothing but
     fix nothing either)."""
@@ -66,8 +66,7 @@ class StoreConnection:
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise StoreError(f"The run store {self.path} cannot be opened: {exc}. Check that "
-                             f"{self.path.parent} is writable.") from exc
+            raise StoreError(_advice(self.path, exc)) from exc
         try:
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
