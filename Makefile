@@ -7,13 +7,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
+ADDRESS ?= localhost
 STAMP  := $(VENV)/.installed
 REQS   := requirements.txt requirements-dev.txt requirements-model.txt
 
 .PHONY: run test setup model sample-dbs fast-model bench clean
 
 run: setup
-	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.address localhost \
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) \
 	  --server.headless true --browser.gatherUsageStats false
 
 test: setup

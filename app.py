@@ -43,16 +43,29 @@ def _pages() -> list:
         st.Page("pages/compare.py", title="Compare", url_path="compare"),
         st.Page("pages/knowledge.py", title="Knowledge", url_path="knowledge"),
     ]
-    if (ROOT / "pages" / "benchmark.py").is_file():
+    who = signin.viewer()
+    if (ROOT / "pages" / "benchmark.py").is_file() and (not who.team or who.is_admin):
+        # evaluations take the server's model for minutes: in team mode an admin's call
         pages.append(st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"))
     pages.append(st.Page("pages/settings.py", title="Settings", url_path="settings"))
     return pages
 
 
 st.set_page_config(page_title="Text-to-SQL Agent Studio", layout="wide")
+from ui import signin  # noqa: E402
+
+def _sign_in_page() -> None:
+    st.navigation([st.Page(signin.page, title="Sign in", url_path="signin")],
+                  position="hidden").run()
+    st.stop()
+
+
+if not signin.ready():  # team mode: nothing but the sign-in page until the session signs in
+    _sign_in_page()
 _keep_widget_values()
 navigation = st.navigation(_pages())
 with st.sidebar:
+    signin.sidebar()
     st.caption("Text-to-SQL Agent Studio — LLM agents turn questions about a SQLite database "
                "into SQL, step by step.")
     from ui import state as ui_state
@@ -63,15 +76,21 @@ with st.sidebar:
     except Exception as exc:  # shown in full on the Settings page
         settings = None
         st.caption(f"Model settings invalid: {exc}")
+from ui import services as ui_services  # noqa: E402
+
 if settings is not None and settings.provider == "local":
     # Start the embedded model with the app (once per server process, behind a spinner), so
     # the first question does not wait for it. A failure is reported where a run needs it.
-    from ui import services as ui_services
-
     try:
         ui_services.llm_client(settings)
     except Exception:
         pass
+try:
+    notice = ui_services.store_notice()
+except (StoreError, sqlite3.DatabaseError):
+    notice = None  # the page that needs the store says why below
+if notice:
+    st.warning(notice)
 try:
     navigation.run()
 except (StoreError, sqlite3.DatabaseError) as exc:  # the studio's own store, damaged or locked

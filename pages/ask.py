@@ -23,6 +23,7 @@ from ui.bootstrap import run_through_app
 from ui.format import md_text
 from ui.trace.edits import originals_for
 from ui.widgets.db_panel import database_picker, database_summary
+from ui.widgets.draft import DraftPane
 from ui.widgets.result import answer_pane
 
 JOB = "ask_job"
@@ -48,9 +49,10 @@ def _active_job() -> Job | None:
 
 def _saver():
     store = ui_services.store()  # resolved here: the worker thread has no script context
+    shared = ui_databases.sharing_rule()
 
     def save(run) -> None:
-        store.save_run(run, source="app")
+        store.save_run(run, source="app", shared=shared(run.db_name, run))
         store.add_to_thread(run)
     return save
 
@@ -179,7 +181,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
     st.session_state[BOX_SAW] = previous.run_id if previous is not None else None
     names = [p.name for p in pipelines]
     if st.session_state.get("ask_pipeline") not in names:
-        st.session_state["ask_pipeline"] = "macsql" if "macsql" in names else names[0]
+        # the most accurate pipeline, which shows a draft answer within seconds
+        st.session_state["ask_pipeline"] = "selection" if "selection" in names else names[0]
     name = st.selectbox("Pipeline", names, key="ask_pipeline",
                         format_func=lambda n: get_pipeline(n).title or n)
     pipeline = get_pipeline(name)
@@ -225,6 +228,7 @@ drawn_live = False
 if job is not None:
     with live_slot.container():
         st.divider()
+        draft_slot = st.empty()  # the answer so far, above the steps (candidate selection)
         st.subheader("Agent steps")
         expand = _expand_toggle()
         if not job.finished:
@@ -232,12 +236,16 @@ if job is not None:
             stop_slot.button("Stop the run", key="ask_stop", on_click=_stop,
                              help="Stop now; a model call in flight is abandoned, the steps so far "
                                   "are kept.")
-            live.follow(job, expanded=expand)
+            pane = DraftPane(draft_slot)
+            live.follow(job, expanded=expand, on_event=pane.update)
             stop_slot.empty()
             drawn_live = True
         finished = live.settle(job, JOB)
         if finished is not None:
             if not drawn_live:  # it ended while nobody watched (stopped, or another page shown)
+                pane = DraftPane(draft_slot)
+                for event in finished.events:
+                    pane.update(event)
                 st.caption(f"“{md_text(finished.question)}” on {md_text(finished.db_name)} "
                            f"with {finished.pipeline}")
                 ui_trace.render_trace(finished.events, expanded=expand,

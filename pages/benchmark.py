@@ -22,6 +22,7 @@ from agents.evaluation.report import build_report, read_report
 from agents.core.paths import REPO_ROOT
 
 from ui import services as ui_services
+from ui import signin
 from ui.bootstrap import run_through_app
 from agents.db.sqltext import format_sql
 from ui.format import md_text, preview_frame
@@ -322,6 +323,9 @@ def _no_records_text(open_raw) -> str:
 
 # -- page ------------------------------------------------------------------------------------------
 run_through_app()
+if signin.team_mode() and not signin.viewer().is_admin:  # the menu hides it from analysts too
+    st.error("Only an admin runs evaluations on this server: they hold its model for minutes.")
+    st.stop()
 st.title("Benchmark")
 source = _source()
 if source is not None:

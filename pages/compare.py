@@ -9,6 +9,7 @@ from agents.runs.compare import ComparisonResult, compare
 from agents.core.jobs import Job, start_job, stop_job
 from agents.pipelines import get_pipeline, list_pipelines
 
+from ui import databases as ui_databases
 from ui import services as ui_services
 from ui import state as ui_state
 from ui import live
@@ -60,6 +61,7 @@ def _start(names: list[str], question: str, evidence: str, db_key: str | None, d
     params = {n: ui_state.pipeline_defaults(get_pipeline(n)) for n in names}
     limits = ui_state.exec_limits()
     store = ui_services.store()
+    shared = ui_databases.sharing_rule()
     services = ui_services.example_services(db)
 
     def work(job: Job) -> ComparisonResult:
@@ -70,7 +72,8 @@ def _start(names: list[str], question: str, evidence: str, db_key: str | None, d
     def save(result: ComparisonResult) -> None:
         for outcome in result.outcomes:
             if outcome.run is not None:
-                store.save_run(outcome.run, source="app")
+                store.save_run(outcome.run, source="app",
+                               shared=shared(outcome.run.db_name, outcome.run))
 
     st.session_state[JOB] = start_job("comparison", work, save)
     st.session_state[NAMES] = names

@@ -11,6 +11,7 @@ from agents.db.sqltext import format_sql, same_sql
 from agents.store import ERROR_TYPES, UNANNOTATED, VERDICTS, blamed_step_label
 
 from ui import services as ui_services
+from ui import signin
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.format import md_text
@@ -23,6 +24,7 @@ from ui.widgets.result import result_view
 from ui.widgets.run_export import export_buttons
 
 ANY = "(any)"
+MINE = "(mine)"
 ACCEPTED_FILTER = {ANY: None, "accepted": True, "not accepted": False}
 
 
@@ -36,14 +38,22 @@ def _filters(store) -> dict:
     error_type = cols[3].selectbox("Error type", [ANY, *ERROR_TYPES],
                                    format_func=lambda k: ERROR_TYPES[k].label
                                    if k in ERROR_TYPES else k, key="hist_error_type")
-    cols = st.columns([1, 1, 2])
+    team = signin.team_mode()
+    cols = st.columns([1, 1, 1, 2] if team else [1, 1, 2])
     outcome = cols[0].selectbox("Outcome", [ANY, *OUTCOMES], key="hist_outcome")
     accepted = cols[1].selectbox("Accepted", list(ACCEPTED_FILTER), key="hist_accepted")
-    search = cols[2].text_input("Search questions, SQL and notes", key="hist_search")
+    owner = None
+    if team:
+        owners = [ANY, MINE] + [o for o in store.distinct_values("owner")
+                                if o != signin.viewer().user]
+        owner = cols[2].selectbox("Whose", owners, key="hist_owner",
+                                  format_func=lambda o: o or "from before sign-in")
+    search = cols[-1].text_input("Search questions, SQL and notes", key="hist_search")
     pick = lambda v: None if v == ANY else v  # noqa: E731
     return {"db_name": pick(db), "pipeline": pick(pipeline), "verdict": pick(verdict),
             "error_type": pick(error_type), "outcome": pick(outcome),
-            "accepted": ACCEPTED_FILTER[accepted], "search": search.strip() or None}
+            "accepted": ACCEPTED_FILTER[accepted], "search": search.strip() or None,
+            "owner": signin.viewer().user if owner == MINE else pick(owner)}
 
 
 # The columns the list shows unless the user asks for more: what tells runs apart and what a
@@ -155,6 +165,40 @@ def _replay(store, run_id: str) -> None:
                 + (f" · by {md_text(latest['author'])}" if latest.get("author") else "")
                 + (f" · {md_text(latest['notes'])}" if latest.get("notes") else ""))
     annotation_form(store, run, latest)
+    if signin.team_mode():
+        _ownership(store, info)
+
+
+def _ownership(store, info: dict) -> None:
+    """Whose run this is; its owner (or an admin) shares it or deletes it."""
+    if not info.get("run_id"):  # deleted meanwhile
+        return
+    st.caption(f"Run {signin.whose(info)}.")
+    if not signin.viewer().may_change(info):
+        return
+    run_id = info["run_id"]
+    key = f"run_shared_{run_id}"
+    st.session_state[key] = bool(info.get("shared"))
+    st.checkbox("Shared with the team", key=key, on_change=_share, args=(store, run_id, key))
+    st.button("Delete this run", key=f"run_delete_{run_id}", on_click=_delete,
+              args=(store, run_id))
+
+
+def _share(store, run_id: str, key: str) -> None:
+    try:
+        store.set_run_shared(run_id, bool(st.session_state.get(key)))
+    except ValueError as exc:  # deleted, or no longer the user's to change
+        st.session_state[NOTICE] = str(exc)
+
+
+def _delete(store, run_id: str) -> None:
+    try:
+        store.delete_run(run_id)
+    except ValueError as exc:  # no longer the user's to delete
+        st.session_state[NOTICE] = str(exc)
+        return
+    st.session_state.pop("hist_open", None)
+    st.session_state[NOTICE] = "Run deleted (an answer accepted from it stays)."
 
 
 def _accepted(store, run, info: dict) -> None:

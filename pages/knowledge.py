@@ -14,7 +14,9 @@ from agents.runs.knowledge import note_from_accepted, notes_for
 from agents.runs.run_context import RunContext
 from agents.store import StoreError
 
+from ui import databases as ui_databases
 from ui import services as ui_services
+from ui import signin
 from ui.bootstrap import run_through_app
 from ui.format import md_text
 from ui.widgets.db_panel import database_picker
@@ -55,36 +57,52 @@ def _add(store, db_name: str) -> None:
         return
 
     def add() -> None:
-        store.add_note(db_name, text, title)
+        store.add_note(db_name, text, title,
+                       shared=bool(st.session_state.get("kn_new_shared", True)))
         st.session_state["kn_new_title"] = st.session_state["kn_new_text"] = ""
     _do(add, "Note added: the next runs on this database will be given it.", "new")
 
 
 def _save(store, note_id: int) -> None:
+    shared = st.session_state.get(f"kn_shared_{note_id}")
     _do(lambda: store.update_note(
         note_id, title=st.session_state.get(f"kn_title_{note_id}"),
         text=st.session_state.get(f"kn_text_{note_id}"),
-        enabled=st.session_state.get(f"kn_on_{note_id}")), "Note saved.")
+        enabled=st.session_state.get(f"kn_on_{note_id}"),
+        shared=None if shared is None else bool(shared)), "Note saved.")
 
 
 def _keep_accepted(store, db_name: str, row: dict) -> None:
     title, text = note_from_accepted(row)
     _do(lambda: store.add_note(db_name, text, title, source="accepted",
-                               accepted_id=row["id"]), "The accepted answer is now a note.")
+                               accepted_id=row["id"], shared=bool(row.get("shared", 1))),
+        "The accepted answer is now a note.")
 
 
 def _note_editor(store, note: dict) -> None:
     nid = note["id"]
+    mine = signin.viewer().may_change(note)
     with st.container(border=True):
-        st.text_input("Term or title", value=note["title"], key=f"kn_title_{nid}")
-        st.text_area("Note", value=note["text"], key=f"kn_text_{nid}", height=80)
+        st.text_input("Term or title", value=note["title"], key=f"kn_title_{nid}",
+                      disabled=not mine)
+        st.text_area("Note", value=note["text"], key=f"kn_text_{nid}", height=80,
+                     disabled=not mine)
         left, middle, right = st.columns([2, 1, 1])
-        left.checkbox("Give to the agents", value=bool(note["enabled"]), key=f"kn_on_{nid}")
-        middle.button("Save", key=f"kn_save_{nid}", on_click=_save, args=(store, nid))
+        left.checkbox("Give to the agents", value=bool(note["enabled"]), key=f"kn_on_{nid}",
+                      disabled=not mine)
+        if signin.team_mode() and mine:
+            left.checkbox("Shared with the team", value=bool(note["shared"]),
+                          key=f"kn_shared_{nid}")
+        middle.button("Save", key=f"kn_save_{nid}", on_click=_save, args=(store, nid),
+                      disabled=not mine)
         right.button("Remove", key=f"kn_remove_{nid}", on_click=lambda: _do(
-            lambda: store.remove_note(nid), "Note removed."))
-        if note["source"] == "accepted":
-            st.caption("Made from an accepted answer.")
+            lambda: store.remove_note(nid), "Note removed."), disabled=not mine)
+        about = ["Made from an accepted answer."] if note["source"] == "accepted" else []
+        if signin.team_mode():
+            about.append(f"Note {signin.whose(note)}"
+                         + ("" if mine else "; only its owner or an admin changes it") + ".")
+        if about:
+            st.caption(" ".join(about))
 
 
 def _accepted_section(store, db_name: str, notes: list[dict]) -> None:
@@ -131,6 +149,9 @@ if db is not None:
                       placeholder="e.g. revenue")
         st.text_area("Note", key="kn_new_text", height=80,
                      placeholder="e.g. UnitPrice * Quantity of the invoice lines")
+        if signin.team_mode():
+            st.checkbox("Share with the team (their runs on this database are given it)",
+                        key="kn_new_shared", value=ui_databases.shared_by_default(db.name))
         st.form_submit_button("Add note", on_click=_add, args=(store, db.name))
     _show_outcome("new")
     _accepted_section(store, db.name, notes)

@@ -44,20 +44,31 @@ def _model_section() -> None:
     }
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
+    typed = ui_state.session_endpoints_allowed()
+    providers = list(PROVIDER_LABELS) if typed else ui_state.configured_providers()
+    if st.session_state.get("set_provider") not in providers:
+        st.session_state["set_provider"] = providers[0]
     with st.form("llm_form"):
-        provider = st.radio("Provider", list(PROVIDER_LABELS), format_func=PROVIDER_LABELS.get,
+        provider = st.radio("Provider", providers, format_func=PROVIDER_LABELS.get,
                             key="set_provider", horizontal=True)
-        base_url = st.text_input("Base URL (OpenAI-compatible endpoint)", key="set_base_url",
-                                 placeholder="e.g. http://127.0.0.1:8080/v1")
+        base_url, api_key = "", ""
+        if typed:
+            base_url = st.text_input("Base URL (OpenAI-compatible endpoint)",
+                                     key="set_base_url",
+                                     placeholder="e.g. http://127.0.0.1:8080/v1")
         model = st.text_input("Model", key="set_model",
                               placeholder="empty: the endpoint's served model")
-        configured = mask_secret(settings.api_key) if settings else None
-        api_key = st.text_input("API key", type="password", key="set_api_key",
-                                placeholder=f"configured ({configured})" if configured
-                                else "none configured",
-                                help="Kept in this browser session's memory only; never saved "
-                                     "or logged. Left empty, the configured key is used for "
-                                     "the configured endpoint only, and no key elsewhere.")
+        if typed:
+            configured = mask_secret(settings.api_key) if settings else None
+            api_key = st.text_input("API key", type="password", key="set_api_key",
+                                    placeholder=f"configured ({configured})" if configured
+                                    else "none configured",
+                                    help="Kept in this browser session's memory only; never "
+                                         "saved. Left empty: the configured key, for the "
+                                         "configured endpoint only.")
+        else:
+            st.caption("Endpoints and keys are set by the operator of this server "
+                       "(STUDIO_SESSION_ENDPOINTS allows typing one).")
         temperature = st.slider("Temperature", 0.0, 2.0, step=0.05, key="set_temperature")
         applied = st.form_submit_button("Apply for this session", type="primary")
     if applied:

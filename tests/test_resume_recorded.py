@@ -312,7 +312,8 @@ def test_a_selection_run_with_its_decomposer_written_again_is_voted_on_again(
     scripted_llm.when(asks(SELECT_CHOICE), '{"reasoning": "A is first.", "choice": "A"}')
     db = open_database(db_path)
     recorded = run_to_end(start_run(SELECTION, QUESTION, db, llm, params={
-        "generators": "decomposer,writer", "samples": 0, "decomposer_prompt": "paper"}))
+        "generators": "decomposer,writer", "samples": 0, "decomposer_prompt": "paper",
+        "draft_first": False, "stop_when_decided": False}))
     db.close()
     assert [e.step for e in recorded.events] == [
         "ground", "candidate:decomposer", "candidate:writer", "vote", "select"]

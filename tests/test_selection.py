@@ -15,64 +15,12 @@ from agents.pipelines.selection import PIPELINE
 from agents.pipelines.selection.generators import priority
 from agents.pipelines.selection.outputs import CandidateVote
 from dbfactory import SINGERS_SQL, TWO_APPLICATIONS_SQL, make_db
-from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE,
-                            SELECT_PARTS, WRITER)
+from prompt_markers import MAC_DECOMPOSE, R3_EXEC_ERROR, SELECT_CHOICE, SELECT_PARTS, WRITER
 from scripted_llm import last_user_message
 
-QUESTION = "What are the names of singers from France?"
-FRANCE = "SELECT name FROM singer WHERE country = 'France'"
-FRANCE_ALIASED = "SELECT T1.name FROM singer AS T1 WHERE T1.country = 'France'"
-OLDER = "SELECT name FROM singer WHERE age > 28"
-ALL = "SELECT name FROM singer"
-WRONG_TABLE = "SELECT name FROM singers WHERE country = 'France'"
-WRONG_COLUMN = "SELECT singer_name FROM singer WHERE country = 'France'"
-SLOW = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
-        "SELECT count(*) FROM c")
-
-
-def sql_block(sql: str) -> str:
-    return f"```sql\n{sql}\n```"
-
-
-def decomposition(sql: str) -> str:
-    return (f"Sub question 1: Which singers are from France?\nSQL\n{sql_block(sql)}\n"
-            "Question Solved.")
-
-
-def reasoned(sql: str) -> str:
-    return f"The question asks for the singers' names.\n{sql_block(sql)}"
-
-
-def choice(letter: str, reasoning: str = "Only B filters on the country.") -> str:
-    return json.dumps({"reasoning": reasoning, "choice": letter})
-
-
-def first_message(req: dict) -> str:
-    return str(req["messages"][0].get("content") or "")
-
-
-def asks(marker: str):
-    """A rule matching requests whose first message (the agent's prompt) holds ``marker``."""
-    return lambda req: marker in first_message(req)
-
-
-def repairs(req: dict) -> bool:
-    return R3_EXEC_ERROR in last_user_message(req)
-
-
-def sampled(req: dict) -> bool:
-    return WRITER in first_message(req) and (req.get("temperature") or 0) > 0
-
-
-def script(server, *, writer=None, sample=None, decomposer=None, cot=None, repair=None,
-           select=None) -> None:
-    """Replies by agent; a repair continues its writer's conversation, so repairs (and samples,
-    which repeat the writer's prompt) are matched first."""
-    for match, reply in [(repairs, repair), (asks(SELECT_CHOICE), select),
-                         (sampled, sample), (asks(WRITER), writer),
-                         (asks(MAC_DECOMPOSE), decomposer), (asks(R3_WRITER), cot)]:
-        if reply is not None:
-            server.when(match, reply)
+from selection_script import (ALL, FRANCE, FRANCE_ALIASED, OLDER, QUESTION, SLOW, WRONG_COLUMN,
+                              WRONG_TABLE, choice, decomposition, first_message, reasoned,
+                              script, sql_block)
 
 
 @pytest.fixture
@@ -102,13 +50,13 @@ def test_agreeing_candidates_settle_the_vote_without_the_selection_agent(db, llm
     result = run(db, llm)
 
     assert result.status == "done", result.error
-    # default generators: cot, writer and its sample (right after the writer, whose prompt the
-    # server still holds), decomposer
+    # default generators: the writer first (the draft), its sample (right after the writer,
+    # whose prompt the server still holds), then cot and decomposer in the order of trust
     assert [e.step for e in result.events] == [
-        "ground", "candidate:cot", "candidate:writer", "candidate:sample1",
+        "ground", "candidate:writer", "candidate:sample1", "candidate:cot",
         "candidate:decomposer", "vote"]
     assert [e.agent for e in result.events[:3]] == [
-        "Value grounding", "Candidate: cot", "Candidate: writer"]
+        "Value grounding", "Candidate: writer", "Candidate: sample1"]
     assert not requests_for(scripted_llm, SELECT_CHOICE)
     vote = result.events[-1].parsed
     assert vote["outcome"] == "decisive" and vote["reason"] == "3 of 4 candidates agree"
@@ -123,7 +71,7 @@ def test_agreeing_candidates_settle_the_vote_without_the_selection_agent(db, llm
     prompts = [last_user_message(r) for r in scripted_llm.requests]
     assert all("singer.country = 'France'" in p for p in prompts)
     # the sample repeats the writer's prompt byte for byte, at a higher temperature
-    writer_req, sample_req = scripted_llm.requests[1:3]
+    writer_req, sample_req = scripted_llm.requests[0:2]  # the writer runs first
     assert writer_req["messages"] == sample_req["messages"]
     assert sample_req["temperature"] == 0.7 and writer_req["temperature"] == 0.0
     candidate = result.events[4].parsed
@@ -443,7 +391,9 @@ def test_agreement_on_no_rows_is_set_aside_for_the_result_with_data(db, llm, scr
         "  group 1 (1 of 4): cot -> 2 row(s)",
         "  group 2 (3 of 4): writer, decomposer, sample1 -> 0 row(s), no data: set aside",
         "  the only result with data: 1 of 4 candidates; 3 returned no data and are set aside",
-        "  chosen: the SQL of cot"]
+        "  chosen: the SQL of cot",
+        "  draft answer replaced: the draft (writer) returned no rows; the vote chose the answer "
+        "of cot (1 of 4 candidates), which returns 2 row(s)"]
 
     # one switch away, and what runs recorded before the rule are resumed with: three agree
     without = run(db, llm, data_first=False, match_stored_case=False)
@@ -586,7 +536,7 @@ def test_selection_on_the_embedded_model_ends_with_sql_that_runs(real_llm, sampl
                                       database, real_llm))
         assert result.status == "done", result.error
         assert result.final_sql and result.result["ok"], result.result
-        assert [e.step for e in result.events][:2] == ["ground", "candidate:cot"]
+        assert [e.step for e in result.events][:2] == ["ground", "candidate:writer"]
     finally:
         database.close()
 

@@ -312,9 +312,11 @@ def test_the_advice_names_the_cause_a_person_can_fix():
     from agents.store.connection import _advice
 
     path = Path("/home/ana/.text2sql-studio/studio.db")
-    readonly = _advice(path, sqlite3.OperationalError("attempt to write a readonly database"))
-    full = _advice(path, sqlite3.OperationalError("database or disk is full"))
-    damaged = _advice(path, sqlite3.DatabaseError("file is not a database"))
+    errors = [_advice(path, sqlite3.OperationalError("attempt to write a readonly database")),
+              _advice(path, sqlite3.OperationalError("database or disk is full")),
+              _advice(path, sqlite3.DatabaseError("file is not a database"))]
+    assert [e.kind for e in errors] == ["unwritable", "unwritable", "damaged"]
+    readonly, full, damaged = (str(e) for e in errors)
     assert "writable" in readonly and "move the file" not in readonly.lower()
     assert "Free some disk space" in full and "move the file" not in full.lower()
     assert "damaged: move the file away" in damaged

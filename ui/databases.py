@@ -23,6 +23,7 @@ import streamlit as st
 from agents.core.paths import SAMPLE_DBS, cache_dir
 
 from ui import services as ui_services
+from ui import signin
 from ui import state as ui_state
 
 UPLOADS = "uploaded_dbs"
@@ -98,14 +99,16 @@ def _saved_database(name: str, kind: str, path: str, added_at: str):
     return open_saved({"name": name, "kind": kind, "path": path})
 
 
-def add_upload(name: str, data: bytes, *, keep: bool = True):
+def add_upload(name: str, data: bytes, *, keep: bool = True, shared: bool = False):
     """Check an upload and keep it (see the module docstring); returns ``(db, notice)``.
 
     Raises ``DatabaseError`` with a clear message when it is not a usable SQLite database (not
     SQLite, corrupt, empty, or over the server's size limit). ``notice`` is what the user should
     read about what was opened (a WAL-mode file without its -wal) and why a good upload could not
     be kept after a restart; None when there is nothing to say. With ``keep`` off the upload
-    stays in this session's memory only, seen by no other session."""
+    stays in this session's memory only, seen by no other session. A kept upload is shared
+    with the team when ``shared`` (team mode; in local mode there is nobody else). A name that
+    a different saved database has already gets a free one, and the notice says so."""
     from agents.db.database import Database
     from agents.db.library import LibraryError, save_upload
 
@@ -115,7 +118,8 @@ def add_upload(name: str, data: bytes, *, keep: bool = True):
         uploads()[db.name] = db
         return db, db.notice
     try:
-        save_upload(ui_services.store(), db, name, data, max_bytes=limit)
+        entry = save_upload(ui_services.store(), db, name, data, max_bytes=limit,
+                            shared=shared or not signin.team_mode())
     except LibraryError as exc:
         uploads()[db.name] = db
         return db, _joined(db.notice, str(exc))
@@ -124,7 +128,11 @@ def add_upload(name: str, data: bytes, *, keep: bool = True):
         return db, _joined(db.notice, f"{name} is not kept after a restart: {exc}")
     uploads().pop(db.name, None)
     db.close()  # the kept copy is opened (once per server) from now on
-    return resolve(f"upload:{db.name}"), db.notice
+    renamed = None
+    if entry["name"] != db.name:
+        renamed = (f"A different database called {db.name} is already saved, so this one is "
+                   f"kept as {entry['name']}; nothing was replaced.")
+    return resolve(f"upload:{entry['name']}"), _joined(db.notice, renamed)
 
 
 def _joined(*parts: str | None) -> str | None:
@@ -139,6 +147,21 @@ def register_path(path: str):
     db.close()
     uploads().pop(entry["name"], None)
     return entry
+
+
+def set_shared(name: str, shared: bool) -> None:
+    """Share a saved database with the team, or keep it to its owner (team mode)."""
+    ui_services.store().set_database_shared(name, shared)
+
+
+def may_change(entry: dict) -> bool:
+    return signin.viewer().may_change(entry)
+
+
+def may_register() -> bool:
+    """Whether this session may add server files: anyone in local mode, admins in team mode."""
+    who = signin.viewer()
+    return not who.team or who.is_admin
 
 
 def remove_saved(name: str) -> bool:
@@ -189,6 +212,36 @@ def key_for_run(db_name: str) -> str | None:
         if Path(name).stem == db_name:
             return f"upload:{name}"
     return None
+
+
+def sharing_rule():
+    """``shared(db_name, run=None)``: whether a new run, note or accepted answer on
+    ``db_name`` is shared with the team unless its owner says otherwise: as its database is (a
+    sample is everyone's, an upload kept in this session's memory is nobody else's) -- and a
+    run only when it was given none of its owner's private notes and could have been shown none
+    of their private accepted answers, which its trace would otherwise show the team. The owner
+    can change it later. Read now, so a worker thread without script context can call it."""
+    session_only = set(uploads())
+    saved_now = {name: bool(e.get("shared", 1)) for name, e in saved().items()}
+    try:
+        store = ui_services.store()
+        private_notes, private_answers = store.private_note_ids(), store.private_answer_dbs()
+    except Exception:  # an unreadable store: nothing is saved anyway
+        private_notes, private_answers = set(), set()
+
+    def shared(db_name: str, run=None) -> bool:
+        if db_name in session_only or not saved_now.get(db_name, True):
+            return False
+        if run is not None:
+            given = {n.get("id") for n in (run.context or {}).get("notes") or []}
+            if given & private_notes or db_name in private_answers:
+                return False
+        return True
+    return shared
+
+
+def shared_by_default(db_name: str) -> bool:
+    return sharing_rule()(db_name)
 
 
 def _key_of(entry: dict) -> str:

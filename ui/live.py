@@ -62,11 +62,12 @@ def _running_label(started: StepStarted, since: float, partial: StepPartial | No
 
 
 def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
-           details: bool = True) -> None:
+           details: bool = True, on_event=None) -> None:
     """Draw the job's steps and return when it has finished.
 
     ``columns`` maps pipeline names to the containers their steps go in (Compare); without it
     every step goes on the page. ``details`` draws each finished step's body, not only its label.
+    ``on_event`` is called with each finished step's event (the Ask page's draft answer).
     For a resumed run the steps it kept from its parent are drawn first.
     """
     run = job.control.run
@@ -100,6 +101,8 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
                         ui_trace.render_event(item)
                 block.update(label=ui_trace.done_label(item), state=ui_trace.status_state(item),
                              expanded=details and (expanded or item.status == "error"))
+                if on_event is not None:
+                    on_event(item)
         if done:
             for block, _, started, *_ in blocks.values():  # cut short by a stop or crash
                 block.update(label=ui_trace.running_label(started).replace("running…", "stopped"),

@@ -20,19 +20,29 @@ import json
 import streamlit as st
 
 from agents.core.config import Settings
-from agents.store import Store, default_path
+from agents.store import Store, StoreView, default_path
+from agents.store.recovery import open_for_app
+from ui.signin import viewer
 
 SESSION_CLIENT = "llm_client"
 
 
 @st.cache_resource(show_spinner=False)
-def _store_at(path: str) -> Store:
-    return Store(path)
+def _store_at(path: str) -> tuple[Store, str | None]:
+    return open_for_app(path)
 
 
-def store() -> Store:
-    """The shared run store (WAL mode; safe for several sessions and threads)."""
-    return _store_at(str(default_path()))
+def store_notice() -> str | None:
+    """What every page says about the store when it had to be moved aside or opened read-only
+    (:func:`agents.store.recovery.open_for_app`)."""
+    return _store_at(str(default_path()))[1]
+
+
+def store() -> StoreView:
+    """The shared run store (WAL mode; safe for several sessions and threads) as this
+    session's user sees it: in team mode their own items and the team's shared ones, and
+    changes only to what is theirs (:mod:`agents.store.access`)."""
+    return StoreView(_store_at(str(default_path()))[0], viewer())
 
 
 @st.cache_resource(show_spinner="Starting the embedded model…")

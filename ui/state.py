@@ -19,6 +19,8 @@ import streamlit as st
 from agents.core.config import Settings, load_settings
 from agents.core.engine import ExecLimits, Pipeline
 
+from ui import signin
+
 LLM_OVERRIDES = "llm_overrides"
 EXEC_LIMITS = "exec_limits"
 PIPELINE_DEFAULTS = "pipeline_defaults"
@@ -39,12 +41,38 @@ def set_llm_overrides(values: dict[str, Any]) -> None:
     st.session_state[LLM_OVERRIDES] = {k: v for k, v in values.items() if k in OVERRIDABLE}
 
 
+def session_endpoints_allowed() -> bool:
+    """Whether a session may type its own endpoint URL (and key): ``STUDIO_SESSION_ENDPOINTS``
+    on/off; by default yes in local mode (one person on localhost) and no in team mode, where
+    endpoints are the operator's and the server fetches no URL a visitor types."""
+    raw = os.environ.get("STUDIO_SESSION_ENDPOINTS", "").strip().lower()
+    if raw in ("1", "on", "true", "yes"):
+        return True
+    if raw in ("0", "off", "false", "no"):
+        return False
+    return not signin.team_mode()
+
+
+def configured_providers() -> list[str]:
+    """The providers a session may choose without typing an endpoint: the embedded model, and
+    the OpenAI-compatible endpoint when the operator configured one (a base URL or a key)."""
+    remote = load_settings(provider="openai")
+    return ["local"] + (["openai"] if remote.base_url or remote.api_key else [])
+
+
 def effective_settings() -> Settings:
     """The configured settings with this session's overrides applied.
 
     Raises :class:`agents.core.config.SettingsError` with a readable message when a value is invalid.
     """
     overrides = {k: v for k, v in llm_overrides().items() if k in OVERRIDABLE}
+    if not session_endpoints_allowed():
+        # The session picks among the operator's endpoints; whatever it asked for before (or
+        # was set in its state) never names another URL or key.
+        overrides.pop("base_url", None)
+        overrides.pop("api_key", None)
+        if overrides.get("provider") not in configured_providers():
+            overrides.pop("provider", None)
     settings = load_settings(**overrides)
     if settings.api_key and not overrides.get("api_key"):
         # The operator's key goes only to the operator's endpoint: a session that points the

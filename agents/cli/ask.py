@@ -13,9 +13,12 @@ from agents.cli.options import (CLIError, add_db_option, add_question_options, c
     example_services, exec_limits, make_llm, missing_action, open_db, parse_params, pick_pipeline)
 from agents.core.engine import RunControl, start_run
 from agents.core.events import RunFinished, StepEvent, StepStarted
+from agents.runs.draft import is_draft
 from agents.llm import local_model
 from agents.runs.result_summary import with_summary
 from agents.runs.textview import LiveText, render_event, render_outcome
+from agents.db.sqltext import format_sql, result_text
+from agents.outputs.common import indent
 
 
 def register(sub) -> None:
@@ -94,6 +97,11 @@ def _print_item(item, out) -> None:
     elif isinstance(item, StepEvent):
         for line in render_event(item):
             print(line, file=out)
+        if is_draft(item):  # the answer so far, while the other candidates check it
+            print("\n".join(["", "Draft answer (being checked):",
+                              indent(format_sql(item.sql or ""), 2)]
+                             + ([result_text(item.execution, 5)] if item.execution else [])),
+                  file=out)
         out.flush()
 
 

@@ -64,7 +64,8 @@ def context_lines(context: RunContext) -> list[str]:
             lines.append(f"  its answer in words: {follow.answer}")
     if context.notes:
         lines.append(f"Knowledge notes given ({len(context.notes)}):")
-        lines += ["  " + note.line() for note in context.notes]
+        lines += ["  " + note.line() + (f"  (note by {note.author})" if note.author else "")
+                  for note in context.notes]
     if context.left_out:
         lines.append(f"  ({context.left_out} more note(s) left out: the knowledge given to one "
                      "run is limited in length)")

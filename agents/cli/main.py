@@ -16,13 +16,13 @@ import argparse
 import sys
 from typing import Sequence
 
-from agents.cli import ask, compare, graph, rules, runs
+from agents.cli import ask, compare, graph, rules, runs, users
 from agents.cli.options import CLIError, UsageError
 from agents.evaluation import command as evaluation
 from agents.runs.textview import TerminalSafe, terminal_text
 
 PROG = "python -m agents"
-COMMANDS = (ask, compare, graph, rules, runs, evaluation)
+COMMANDS = (ask, compare, graph, rules, runs, users, evaluation)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -30,6 +30,7 @@ from pathlib import Path
 from agents.db import wal
 from agents.db.database import Database, DatabaseError, open_database
 from agents.core.paths import cache_dir, studio_home
+from agents.store.access import LOCAL
 
 DEFAULT_LIMIT_MB = 2048
 
@@ -95,9 +96,29 @@ def _file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")[:60] or "database"
 
 
+def _viewer(store):
+    """Who is asking: a :class:`~agents.store.access.StoreView` says; a bare store is local."""
+    return getattr(store, "viewer", LOCAL)
+
+
+def free_name(store, name: str, path: str) -> str:
+    """The name a new entry for ``path`` gets: ``name`` itself when no entry has it, or when
+    the entry of that name is the same file and the caller may change it (a repeated upload);
+    otherwise the first free ``name_2``, ``name_3``, ... Another user's database (or one the
+    caller may not change) is never replaced."""
+    viewer = _viewer(store)
+    candidate, number = name, 1
+    while True:
+        entry = store.saved_entry(candidate)
+        if entry is None or (entry["path"] == path and viewer.may_change(entry)):
+            return candidate
+        number += 1
+        candidate = f"{name}_{number}"
+
+
 def _remove_copy(store, path: str) -> None:
     """Delete a kept copy no entry uses any more, only ever inside the library folder."""
-    if any(e["path"] == path for e in store.saved_databases()):
+    if any(e["path"] == path for e in store.all_saved_entries()):
         return
     target = Path(path)
     if target.parent.resolve() != library_dir().resolve() or not target.is_file():
@@ -107,22 +128,23 @@ def _remove_copy(store, path: str) -> None:
 
 
 def save_upload(store, db: Database, file_name: str, data: bytes, *,
-                max_bytes: int) -> dict:
+                max_bytes: int, shared: bool = False) -> dict:
     """Keep an upload that :meth:`Database.from_bytes` accepted as ``db``: a read-only copy in
-    the library, listed under ``db.name`` (a kept upload of the same name is replaced).
+    the library, listed under ``db.name``, or under a free name (:func:`free_name`) when a
+    different database has that name, which is left as it is. ``shared`` makes it the team's.
     Raises :class:`LibraryError` when the library would exceed its size limit."""
     content = _database_bytes(data, max_bytes)
-    old = store.saved_database(db.name)
-    others = sum(e["size_bytes"] or 0 for e in store.saved_databases()
-                 if e["kind"] == "upload" and e["name"] != db.name)
+    digest = hashlib.sha256(content).hexdigest()[:12]
+    target = library_dir() / f"{_file_stem(db.name)}-{digest}.sqlite"
+    name = free_name(store, db.name, str(target))
+    others = sum(e["size_bytes"] or 0 for e in store.all_saved_entries()
+                 if e["kind"] == "upload" and e["path"] != str(target))
     limit = library_limit_bytes()
     if others + len(content) > limit:
         raise LibraryError(
             f"{file_name} is not kept after a restart: the kept databases would take "
             f"{_mib(others + len(content))}, over the limit of {_mib(limit)}. Remove kept "
             "databases you no longer need, or raise STUDIO_SAVED_DB_MB.")
-    digest = hashlib.sha256(content).hexdigest()[:12]
-    target = library_dir() / f"{_file_stem(db.name)}-{digest}.sqlite"
     if not target.exists():
         partial = target.with_suffix(".partial")
         try:
@@ -133,11 +155,9 @@ def save_upload(store, db: Database, file_name: str, data: bytes, *,
             partial.unlink(missing_ok=True)
             raise LibraryError(f"{file_name} could not be kept after a restart: "
                                f"{exc.strerror or exc}") from None
-    store.put_saved_database(db.name, "upload", str(target), file_name=file_name,
-                             size_bytes=len(content))
-    if old and old["kind"] == "upload" and old["path"] != str(target):
-        _remove_copy(store, old["path"])
-    return store.saved_database(db.name)
+    store.put_saved_database(name, "upload", str(target), file_name=file_name,
+                             size_bytes=len(content), shared=shared)
+    return store.saved_database(name)
 
 
 def _protected() -> list[Path]:
@@ -178,18 +198,21 @@ def allowed_server_file(typed: str) -> str:
 def register_path(store, path: str) -> tuple[dict, Database]:
     """Register a SQLite file on the server by its path (:func:`allowed_server_file`), after
     opening it read-only and checking it like any database; returns the entry and the open
-    database."""
+    database. In team mode only admins do (like adding a connection in Metabase), and the
+    entry is the team's; a name another entry has gets a free one (:func:`free_name`)."""
+    viewer = _viewer(store)
+    if viewer.team and not viewer.is_admin:
+        raise LibraryError("only an admin adds files on the server to the studio")
     path = allowed_server_file((path or "").strip())
     try:
         db = open_database(path)
     except DatabaseError as exc:
         raise LibraryError(str(exc)) from None
-    old = store.saved_database(db.name)
-    store.put_saved_database(db.name, "path", path, file_name=os.path.basename(path),
-                             size_bytes=db.size_bytes)
-    if old and old["kind"] == "upload":
-        _remove_copy(store, old["path"])
-    return store.saved_database(db.name), db
+    name = free_name(store, db.name, path)
+    store.put_saved_database(name, "path", path, file_name=os.path.basename(path),
+                             size_bytes=db.size_bytes, shared=True)
+    db.name = name
+    return store.saved_database(name), db
 
 
 def open_saved(entry: dict) -> Database:

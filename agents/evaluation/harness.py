@@ -25,6 +25,7 @@ from typing import Any, Callable
 from agents.db.database import open_database
 from agents.core.engine import ExecLimits, Pipeline, run_to_end, start_run
 from agents.core.events import Run
+from agents.runs.draft import draft_seconds
 from .dataset import Question
 from .metric import order_matters, result_eq, scoring_sql
 from .records import RESULTS_FILE, ResultsFile, record_key, utc_now
@@ -256,5 +257,8 @@ def _metrics(run: Run | None) -> dict:
                 "llm_seconds": 0.0, "seconds": 0.0, "steps": 0}
     totals = run.totals()
     totals["cached_calls"] = sum(1 for e in run.events for c in e.calls if c.cached)
+    draft = draft_seconds(run)
+    if draft is not None:  # the time to the draft answer (candidate selection)
+        totals["draft_seconds"] = round(draft, 3)
     return totals
 

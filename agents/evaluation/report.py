@@ -50,6 +50,7 @@ def _pipeline_summary(rows: list[dict]) -> dict:
                    for h, v in order_hardness(levels).items()}
     metrics = [r.get("metrics") or {} for r in scored]
     seconds = [float(m.get("seconds") or 0.0) for m in metrics]
+    drafts = [float(m["draft_seconds"]) for m in metrics if m.get("draft_seconds") is not None]
     llm_seconds = sum(float(m.get("llm_seconds") or 0.0) for m in metrics)
     exec_errors = sum(1 for r in scored if r.get("pred_error") and not r.get("correct"))
     return {
@@ -70,6 +71,10 @@ def _pipeline_summary(rows: list[dict]) -> dict:
         "seconds_p50": _percentile(seconds, 50),
         "seconds_p95": _percentile(seconds, 95),
         "seconds_total": round(sum(seconds), 2),
+        # the time to a draft answer shown before the run ends (candidate selection)
+        "draft_seconds_p50": _percentile(drafts, 50) if drafts else None,
+        "draft_seconds_p95": _percentile(drafts, 95) if drafts else None,
+        "drafts": len(drafts),
         "outside_model_share": (round(1 - llm_seconds / sum(seconds), 5)
                                 if sum(seconds) > 0 else None),
     }
@@ -201,6 +206,13 @@ def _tables(pipelines: dict[str, dict], level: int = 2) -> list[str]:
                            _fmt(s["completion_tokens_per_q"], 0), _fmt(s["seconds_p50"]),
                            _fmt(s["seconds_p95"]),
                            f"{share * 100:.2f}%" if share is not None else ""]))
+    drafted = {n: s for n, s in pipelines.items() if s.get("drafts")}
+    if drafted:
+        lines += ["", "Draft answers (shown before the run ends): seconds from the question.", "",
+                  _row(["pipeline", "questions with a draft", "draft p50", "draft p95"]),
+                  _row(["---"] * 4)]
+        lines += [_row([n, s["drafts"], _fmt(s["draft_seconds_p50"]),
+                        _fmt(s["draft_seconds_p95"])]) for n, s in drafted.items()]
     return lines
 
 

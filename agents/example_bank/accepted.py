@@ -16,14 +16,16 @@ class AcceptedSource(Protocol):
 
 
 def accepted_pairs(store: AcceptedSource,
-                   db_name: str | None = None) -> Iterator[tuple[str, str, str | None]]:
-    """``(question, sql, db_name)`` of each usable accepted record (of ``db_name``, or all)."""
+                   db_name: str | None = None) -> Iterator[tuple[str, str, str | None, str]]:
+    """``(question, sql, db_name, owner)`` of each usable accepted record (of ``db_name``, or
+    all); a :class:`~agents.store.StoreView` lists only those its user may see."""
     for record in store.list_accepted(db_name) or []:
         question = _field(record, "question")
         sql = _field(record, "sql")
         if not question or not sql:
             continue
-        yield str(question), str(sql), _field(record, "db_name") or db_name
+        yield (str(question), str(sql), _field(record, "db_name") or db_name,
+               str(_field(record, "owner") or ""))
 
 
 def _field(record: Any, name: str) -> Any:

@@ -41,7 +41,7 @@ class ExampleBank:
         self._db_terms[db_id] = set(terms)
 
     def add(self, question: str, sql: str, db_id: str | None = None, qtype: str | None = None,
-            source: str = "user") -> Example | None:
+            source: str = "user", author: str = "") -> Example | None:
         """Add one example; returns it, or None when the same one is already in the bank."""
         question = (question or "").strip()
         sql = (sql or "").strip()
@@ -56,7 +56,8 @@ class ExampleBank:
         self._seen.add(key)
         skeleton = question_skeleton(question, self._db_terms.get(db_id or "", ()))
         example = Example(question=question, sql=sql, db_id=db_id,
-                          qtype=qtype or classify_sql(sql), source=source, skeleton=skeleton)
+                          qtype=qtype or classify_sql(sql), source=source, skeleton=skeleton,
+                          author=author)
         self._examples.append(example)
         self._features.append(features(skeleton))
         self._index = None
@@ -72,8 +73,8 @@ class ExampleBank:
         if schema is not None and db_name:
             self.set_schema_terms(db_name, schema_terms(schema))
         added = 0
-        for question, sql, db in accepted_pairs(store, db_name):
-            if self.add(question, sql, db_id=db, source="accepted") is not None:
+        for question, sql, db, owner in accepted_pairs(store, db_name):
+            if self.add(question, sql, db_id=db, source="accepted", author=owner) is not None:
                 added += 1
         return added
 

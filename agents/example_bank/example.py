@@ -20,6 +20,7 @@ class Example:
     source: str = "user"  # "accepted" (from the store) | "dataset" | "user" (added directly)
     skeleton: str = ""
     score: float = 0.0
+    author: str = ""  # who accepted it, in team mode (the trace says; the prompt does not)
 
     def to_dict(self) -> dict:
         return asdict(self)

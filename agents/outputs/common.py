@@ -112,6 +112,7 @@ class SQLRepair(Output):
     written_sql: str | None = None
     written_error: str | None = None
     rewrite: str | None = None
+    draft: bool | None = None  # the repaired SQL is the run's first answer (candidate selection)
 
     def text_lines(self) -> list[str]:
         if self.status == "ok":
@@ -156,6 +157,7 @@ class ExecutionCheck(Output):
     written_sql: str | None = None
     written_error: str | None = None
     rewrite: str | None = None
+    draft: bool | None = None  # the repaired SQL is the run's first answer (candidate selection)
     refused: str | None = None
 
     def text_lines(self) -> list[str]:

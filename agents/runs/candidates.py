@@ -272,3 +272,34 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
                           "set aside")
     return result
+
+
+def settled(candidates: Sequence[Candidate], remaining: int, *,
+            min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False) -> str | None:
+    """Why the vote over ``candidates`` plus ``remaining`` candidates not yet written is
+    already decided whatever those return, or None when they could still change it.
+
+    The largest group wins :func:`vote` when it stays strictly the largest and holds
+    ``min_share`` of all candidates: so it is decided once the leader's share of the final
+    total reaches ``min_share`` and the runner-up could not reach it even if every remaining
+    candidate joined the runner-up. With ``data_first`` a leader without data is never
+    settled (one remaining result with data would set it aside). The answer is the one the
+    full vote would give: the same group, whichever remaining candidates join it (as in
+    adaptive self-consistency, stopping when more samples cannot change the majority).
+    """
+    if remaining <= 0:
+        return None
+    groups, _ = group_candidates(list(candidates))
+    if not groups:
+        return None
+    if data_first:
+        groups = [g for g in groups if has_data(candidates[g.representative].result)]
+        if not groups:  # one remaining result with data would set every group aside
+            return None
+    total = len(candidates) + remaining
+    top = groups[0].size
+    runner_up = groups[1].size if len(groups) > 1 else 0
+    if top / total >= min_share and runner_up + remaining < top:
+        return (f"{top} of {total} candidates agree already; the {remaining} not yet written "
+                "could not change the vote")
+    return None

@@ -13,9 +13,11 @@ from agents.runs.run_context import MAX_NOTES_CHARS, KnowledgeNote, fit_notes, o
 def notes_for(store, db_name: str, budget: int = MAX_NOTES_CHARS
               ) -> tuple[list[KnowledgeNote], int]:
     """The enabled notes of ``db_name`` that fit in ``budget`` characters, and how many enabled
-    notes were left out for want of room."""
+    notes were left out for want of room. Given a :class:`~agents.store.StoreView`, only the
+    notes its user may see (their own and the team's shared ones), each with its author."""
     rows = store.list_notes(db_name, enabled_only=True) if db_name else []
-    return fit_notes([KnowledgeNote(r["id"], r["title"] or "", r["text"]) for r in rows], budget)
+    return fit_notes([KnowledgeNote(r["id"], r["title"] or "", r["text"], r.get("owner") or "")
+                      for r in rows], budget)
 
 
 def note_from_accepted(row: dict) -> tuple[str, str]:

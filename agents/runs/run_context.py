@@ -31,6 +31,7 @@ class KnowledgeNote:
     id: int | None
     title: str
     text: str
+    author: str = ""  # whose note it is, in team mode (the trace says; the prompt does not)
 
     def line(self) -> str:
         title, text = one_line(self.title), one_line(self.text)
@@ -88,7 +89,11 @@ class RunContext:
         """What ``Run.context`` stores (empty when there is nothing beyond the hint)."""
         if not self.has_context and not self.thread_id:
             return {}
-        return {k: v for k, v in asdict(self).items() if v not in (None, [], 0, "")}
+        data = {k: v for k, v in asdict(self).items() if v not in (None, [], 0, "")}
+        for note in data.get("notes") or []:  # a note's author only when there is one
+            if not note.get("author"):
+                note.pop("author", None)
+        return data
 
     @classmethod
     def from_run(cls, run) -> "RunContext":
@@ -96,7 +101,8 @@ class RunContext:
         data = getattr(run, "context", None) or {}
         follow = data.get("follow_up")
         return cls(hint=data.get("hint", "") if data else (run.evidence or ""),
-                   notes=[KnowledgeNote(n.get("id"), n.get("title", ""), n.get("text", ""))
+                   notes=[KnowledgeNote(n.get("id"), n.get("title", ""), n.get("text", ""),
+                                        n.get("author", ""))
                           for n in data.get("notes") or []],
                    follow_up=FollowUp(**{k: follow.get(k) or "" for k in
                                          ("run_id", "question", "sql", "summary",

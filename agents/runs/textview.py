@@ -13,6 +13,7 @@ from agents.llm.queue import waiting_message
 from agents.core.outcome import run_outcome
 from agents.outputs.common import indent
 from agents.outputs.base import shows_sql
+from agents.runs.draft import final_note
 from agents.runs.result_summary import summary_text
 from agents.db.sqltext import format_sql, result_text
 
@@ -44,6 +45,9 @@ def render_event(event: StepEvent) -> list[str]:
 def render_outcome(run: Run, max_rows: int) -> list[str]:
     """The run's final SQL, its result table (or why it failed) and the totals."""
     lines = [""]
+    _, note = final_note(run.events)
+    if note:
+        lines.append(f"Draft answer {note}.")
     if run.final_sql:
         lines += ["Final SQL:", indent(format_sql(run.final_sql), 2)]
     if run.result:

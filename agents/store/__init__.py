@@ -11,12 +11,13 @@ One concept per module: :mod:`.taxonomy` (verdicts, error types), :mod:`.schema`
 migrations), :mod:`.connection` (the open file and its transactions), :mod:`.runs`,
 :mod:`.annotations`, :mod:`.accepted`, :mod:`.export`, and the analyst's workspace: :mod:`.knowledge`
 (notes per database), :mod:`.threads` (follow-up conversations) and :mod:`.databases` (saved
-databases). :class:`Store` joins the parts into
-the one object callers use.
+databases). :mod:`.access` says who sees and changes what in team mode; :class:`Store` joins the
+parts into the one object callers use, and :class:`StoreView` is that object as one user sees it.
 """
 
 from __future__ import annotations
 
+from .access import ADMIN, ANALYST, LOCAL, ROLES, NotAllowed, StoreView, Viewer
 from .accepted import AcceptedPart
 from .annotations import AnnotationsPart, blamed_step_label, resolve_step
 from .connection import BUSY_TIMEOUT_S, StoreConnection, StoreError, default_path
@@ -36,6 +37,7 @@ class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart, KnowledgePart, 
 
 
 __all__ = [
+    "ADMIN", "ANALYST", "LOCAL", "ROLES", "NotAllowed", "StoreView", "Viewer",
     "ACCEPTED_COLUMNS", "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "DATABASE_KINDS", "ERROR_TYPES",
     "EXPORT_COLUMNS", "FILTER_COLUMNS", "MAX_NOTE_CHARS",
     "RUN_COLUMNS", "SCHEMA_VERSION", "SOURCES", "UNANNOTATED", "VERDICTS", "ErrorType", "Store",

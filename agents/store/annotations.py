@@ -8,6 +8,7 @@ against the run's own steps and stored both by name and by index.
 from __future__ import annotations
 
 from agents.core.events import Run
+from .access import Viewer, viewer_or_local
 from .connection import StoreConnection
 from .schema import iso_utc
 from .taxonomy import ERROR_TYPES, VERDICTS
@@ -19,11 +20,17 @@ class AnnotationsPart(StoreConnection):
 
     def annotate(self, run_id: str, verdict: str, error_type: str | None = None,
                  faulty_step: str | int | None = None, corrected_sql: str | None = None,
-                 notes: str = "", author: str | None = None) -> int:
+                 notes: str = "", author: str | None = None, *,
+                 viewer: Viewer | None = None) -> int:
         """Record a judgement of a run; earlier ones are kept as history, the latest is shown.
 
-        ``faulty_step`` is a step name or index of the run; it is stored as both.
+        ``faulty_step`` is a step name or index of the run; it is stored as both. Anyone who may
+        see the run may judge it; in team mode the author is the signed-in user, whatever
+        ``author`` says.
         """
+        viewer = viewer_or_local(viewer)
+        if viewer.team:
+            author = viewer.user
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}; got {verdict!r}")
         error_type = error_type or None
@@ -33,7 +40,7 @@ class AnnotationsPart(StoreConnection):
         if verdict == "correct" and error_type is not None:
             raise ValueError("a run judged correct cannot have an error type")
         with self._write() as db:
-            run = self.get_run(run_id)
+            run = self.get_run(run_id, viewer=viewer)
             if run is None:
                 raise ValueError(f"there is no stored run with id {run_id!r}")
             step_name, step_index = resolve_step(run, faulty_step)
@@ -44,16 +51,18 @@ class AnnotationsPart(StoreConnection):
                 "author": author, "created_at": iso_utc(None),
             }).last_pk
 
-    def get_annotation(self, run_id: str) -> dict | None:
+    def get_annotation(self, run_id: str, *, viewer: Viewer | None = None) -> dict | None:
         """The latest annotation of a run, or None."""
-        history = self.annotation_history(run_id)
+        history = self.annotation_history(run_id, viewer=viewer)
         return history[-1] if history else None
 
-    def annotation_history(self, run_id: str) -> list[dict]:
-        """Every annotation of a run, oldest first."""
+    def annotation_history(self, run_id: str, *, viewer: Viewer | None = None) -> list[dict]:
+        """Every annotation of a run ``viewer`` may see, oldest first."""
+        seen, params = viewer_or_local(viewer).visible("r")
         with self._lock:
             return list(self.db.query(
-                "SELECT * FROM annotations WHERE run_id = ? ORDER BY id", [run_id]))
+                "SELECT a.* FROM annotations AS a JOIN runs AS r ON r.run_id = a.run_id "
+                f"WHERE a.run_id = ? AND {seen} ORDER BY a.id", [run_id, *params]))
 
 
 def resolve_step(run: Run, step: str | int | None) -> tuple[str | None, int | None]:

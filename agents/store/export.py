@@ -12,6 +12,7 @@ import io
 import json
 from typing import Any, Iterable
 
+from .access import Viewer
 from .connection import StoreConnection
 from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS
 
@@ -33,18 +34,19 @@ class ExportPart(StoreConnection):
     """The export method of :class:`~agents.store.Store` (``list_runs``, ``get_run`` and
     ``get_annotation`` come from the other parts)."""
 
-    def export_runs(self, rows: Iterable[dict] | None = None, fmt: str = "csv",
-                    **filters: Any) -> str:
+    def export_runs(self, rows: Iterable[dict] | None = None, fmt: str = "csv", *,
+                    viewer: Viewer | None = None, **filters: Any) -> str:
         """Runs as CSV (one row per run, latest annotation columns) or JSONL (full run and
         annotation per line).
 
         ``rows`` are rows from :meth:`list_runs` (e.g. what a page shows); without them the runs
-        matching ``filters`` (the :meth:`list_runs` keywords) are exported, all of them by default.
+        matching ``filters`` (the :meth:`list_runs` keywords) are exported, all of them by default;
+        only what ``viewer`` may see either way.
         """
         if fmt not in ("csv", "jsonl"):
             raise ValueError(f"export format must be 'csv' or 'jsonl'; got {fmt!r}")
         if rows is None:
-            rows = self.list_runs(**{"limit": None, **filters})
+            rows = self.list_runs(**{"limit": None, **filters}, viewer=viewer)
         rows = list(rows)
         out = io.StringIO()
         if fmt == "csv":
@@ -54,7 +56,7 @@ class ExportPart(StoreConnection):
             writer.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
             return out.getvalue()
         for row in rows:
-            run = self.get_run(row["run_id"])
+            run = self.get_run(row["run_id"], viewer=viewer)
             if run is None:  # deleted meanwhile
                 continue
             out.write(json.dumps({
@@ -62,8 +64,8 @@ class ExportPart(StoreConnection):
                 "source": row.get("source"),
                 "db_label": row.get("db_label"),
                 "outcome": row.get("outcome"),
-                "accepted": self.get_accepted(row["accepted_id"])
+                "accepted": self.get_accepted(row["accepted_id"], viewer=viewer)
                 if row.get("accepted_id") else None,
-                "annotation": self.get_annotation(row["run_id"]),
+                "annotation": self.get_annotation(row["run_id"], viewer=viewer),
             }, default=str, ensure_ascii=False) + "\n")
         return out.getvalue()

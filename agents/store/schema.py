@@ -15,14 +15,14 @@ import sqlite_utils
 
 from agents.core.outcome import outcome
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The filter columns of a run and of its latest annotation, as lists and exports show them.
 RUN_COLUMNS = [
     "run_id", "created_at", "db_name", "db_label", "pipeline", "question", "evidence", "status",
     "outcome",
     "error", "final_sql", "model", "steps", "llm_calls", "prompt_tokens", "completion_tokens",
-    "seconds", "result_rows", "parent_run_id", "source",
+    "seconds", "result_rows", "parent_run_id", "source", "owner", "shared",
 ]
 # The accepted answer a run is linked to (its latest), beside the model's own SQL.
 ACCEPTED_COLUMNS = ["accepted", "accepted_sql", "accepted_by", "accepted_at"]
@@ -113,7 +113,23 @@ def _create_v3(db: sqlite_utils.Database) -> None:
     }, pk="name", not_null=["kind", "path"], if_not_exists=True)
 
 
+OWNED_TABLES = ("runs", "accepted", "knowledge", "saved_databases")
+
+
+def _owners_v4(db: sqlite_utils.Database) -> None:
+    """Team mode: each run, accepted answer, note and saved database gets its owner (empty for
+    what was made before, which everyone sees and only admins change) and whether the owner
+    shares it with the team (see :mod:`agents.store.access`)."""
+    for table in OWNED_TABLES:
+        columns = db[table].columns_dict
+        if "owner" not in columns:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+        if "shared" not in columns:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN shared INTEGER NOT NULL DEFAULT 1")
+        db[table].create_index(["owner"], if_not_exists=True)
+
+
 # version -> the step that brings a file from the previous version to it (every version has one;
-# versions 2 and 3 are safe on a file that already has what they add).
+# versions 2 to 4 are safe on a file that already has what they add).
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {
-    1: _create_v1, 2: _review_v2, 3: _create_v3}
+    1: _create_v1, 2: _review_v2, 3: _create_v3, 4: _owners_v4}

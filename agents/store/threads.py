@@ -7,6 +7,7 @@ here as well lets a page list a whole thread without reading every stored trace.
 from __future__ import annotations
 
 from agents.core.events import Run
+from .access import Viewer, viewer_or_local
 from .connection import StoreConnection
 from .schema import RUN_COLUMNS, iso_utc
 
@@ -42,11 +43,13 @@ class ThreadsPart(StoreConnection):
                                   [run_id]).fetchone()
         return row[0] if row else None
 
-    def thread_runs(self, thread_id: str) -> list[dict]:
-        """The runs of a thread in the order they were asked (list columns, no trace)."""
+    def thread_runs(self, thread_id: str, *, viewer: Viewer | None = None) -> list[dict]:
+        """The runs of a thread ``viewer`` may see, in the order they were asked (list
+        columns, no trace)."""
         columns = ", ".join(f"r.{c}" for c in RUN_COLUMNS)
+        seen, params = viewer_or_local(viewer).visible("r")
         with self._lock:
             return list(self.db.query(
                 f"SELECT {columns}, t.position, t.previous_run_id FROM thread_runs AS t "
-                "JOIN runs AS r ON r.run_id = t.run_id WHERE t.thread_id = ? "
-                "ORDER BY t.position, r.started_at", [thread_id]))
+                f"JOIN runs AS r ON r.run_id = t.run_id WHERE t.thread_id = ? AND {seen} "
+                "ORDER BY t.position, r.started_at", [thread_id, *params]))

@@ -46,20 +46,21 @@ def browser_llm():
     server.close()
 
 
-@pytest.fixture(scope="session")
-def app_url(chromium_path, browser_llm, tmp_path_factory):
-    home = tmp_path_factory.mktemp("browser_home")
+def start_app(home: Path, llm: ScriptedLLM, **extra_env: str):
+    """``streamlit run app.py`` on a free loopback port with the studio in ``home``, talking to
+    ``llm``; yields its URL and stops it afterwards."""
     port = _free_port()
     env = dict(os.environ)
     env.update({
         "STUDIO_HOME": str(home),
         "STUDIO_CACHE": str(home / "cache"),
         "STUDIO_PROVIDER": "openai",
-        "OPENAI_BASE_URL": browser_llm.base_url,
+        "OPENAI_BASE_URL": llm.base_url,
         "OPENAI_API_KEY": "test-key",
         "STUDIO_MODEL": "scripted-model",
         "STUDIO_LLM_CACHE": "false",
         "STUDIO_MAX_RETRIES": "0",
+        **extra_env,
     })
     log = open(home / "streamlit.log", "w")
     proc = subprocess.Popen(
@@ -89,6 +90,11 @@ def app_url(chromium_path, browser_llm, tmp_path_factory):
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path, browser_llm, tmp_path_factory):
+    yield from start_app(tmp_path_factory.mktemp("browser_home"), browser_llm)
 
 
 @pytest.fixture(scope="session")

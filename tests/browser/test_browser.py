@@ -50,6 +50,13 @@ def _commit(page, box) -> None:
     _idle(page)
 
 
+def _choose_pipeline(page, title: str) -> None:
+    """Pick a pipeline other than the Ask page's default (candidate selection)."""
+    page.locator("[data-testid=stSelectbox]").filter(has_text="Pipeline").first.click()
+    page.get_by_role("option", name=title, exact=True).click()
+    _idle(page)
+
+
 def _nav(page, url: str, path: str) -> None:
     page.goto(f"{url}/{path}")
     page.wait_for_selector("[data-testid=stApp]")
@@ -91,6 +98,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     question.fill("How many orders were cancelled?")
     question.press("Tab")
     _idle(page)
+    _choose_pipeline(page, "MAC-SQL")
     page.get_by_role("button", name="Run", exact=True).click()
     # While the run is going, the first agent's status block is already on the page.
     # While the run is going, the first agent's status block is on the page, marked running,
@@ -278,6 +286,8 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
                      {"content": DECOMPOSER_ANSWER, "chunks": pieces, "chunk_delay": 0.3})
     _nav(page, app_url, "")
     run_button = page.get_by_role("button", name="Run", exact=True)
+    run_button.wait_for()
+    _choose_pipeline(page, "MAC-SQL")
 
     def ask(question: str) -> None:
         box = page.get_by_role("textbox", name="Question", exact=True)
@@ -349,6 +359,7 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     box.fill("How many orders were cancelled?")
     box.press("Tab")
     _idle(page)
+    _choose_pipeline(page, "MAC-SQL")
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)

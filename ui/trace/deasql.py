@@ -80,7 +80,9 @@ def render_generation(generation: FewShotGeneration) -> None:
         for i, e in enumerate(generation.examples, 1):
             about = [x for x in (e.get("qtype"),
                                  f"similarity {e['score']:.2f}"
-                                 if isinstance(e.get("score"), (int, float)) else None) if x]
+                                 if isinstance(e.get("score"), (int, float)) else None,
+                                 f"accepted by {text(e['author'])}" if e.get("author")
+                                 else None) if x]
             st.markdown(f"**{i}. {text(e.get('question'))}**"
                         + (f" · {' · '.join(about)}" if about else ""))
             st.code(format_sql(e.get("sql")), language="sql", wrap_lines=True)

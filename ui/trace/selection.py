@@ -55,6 +55,15 @@ def _result_summary(group: dict) -> str:
     return f"{count}{more} row(s){shown}" + (" …" if len(first) > 1 else "")
 
 
+_DRAFT = {"confirmed": "green", "replaced": "orange"}
+
+
+def _draft_line(outcome: str | None, note: str) -> str:
+    """What became of the draft answer the page showed first: a badge and the reason."""
+    return (f"{badge('draft ' + (outcome or ''), _DRAFT.get(outcome, 'gray'))} "
+            f"{text(note.split(': ', 1)[-1])}")
+
+
 @view(CandidateVote.kind)
 def render_vote(vote: CandidateVote) -> None:
     """The groups of equal results, who did not run, and what the vote decided and why."""
@@ -88,6 +97,11 @@ def render_vote(vote: CandidateVote) -> None:
         line += (": the selection agent compares groups "
                  + ", ".join(str(i + 1) for i in vote.contenders) + ".")
     st.markdown(line)
+    if vote.skipped:
+        st.caption("Not written, the vote being decided without them: "
+                   + ", ".join(name(n) for n in vote.skipped) + ".")
+    if vote.draft_note:
+        st.markdown(_draft_line(vote.draft_outcome, vote.draft_note))
     if vote.groups:
         with st.expander("Each group's SQL and first rows"):
             for n, group in enumerate(vote.groups, 1):
@@ -129,3 +143,5 @@ def render_selection_choice(selection: Selection) -> None:
                     f"{name(selection.chosen)}")
     if selection.reasoning:
         st.markdown(f"**Reasoning:** {prose(selection.reasoning)}")
+    if selection.draft_note:
+        st.markdown(_draft_line(selection.draft_outcome, selection.draft_note))

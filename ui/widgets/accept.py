@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from agents.core.events import Run
 
+from ui import databases as ui_databases
 from ui import services as ui_services
 from ui.format import md_text
 from ui.widgets.reviewer import reviewer_name
@@ -26,10 +27,13 @@ def accept_answer(run: Run, sql: str, preview: dict | None) -> tuple[str, str]:
         return "error", "Only SQL that runs can be accepted: fix it and run it first."
     try:
         store = ui_services.store()
-        store.save_run(run, source="app")
+        rule = ui_databases.sharing_rule()
+        shared = rule(run.db_name)
+        if store.run_info(run.run_id) is None:
+            store.save_run(run, source="app", shared=rule(run.db_name, run))
         earlier = store.find_accepted(run.db_name, run.question, sql)
         store.accept(run.run_id, run.question, sql.strip(), run.db_name, result_preview=preview,
-                     author=reviewer_name())
+                     author=reviewer_name(), shared=shared)
     except Exception as exc:
         return "error", f"Could not save the accepted answer: {exc}"
     if earlier:  # the same pair is stored once: say whose and when, and that this run joins it

@@ -11,6 +11,7 @@ import streamlit as st
 
 from agents.db.sqltext import format_sql
 
+from ui import signin
 from ui.format import md_text
 from ui.timefmt import local_time
 from ui.widgets.result import result_view
@@ -22,6 +23,13 @@ def _remove(store, accepted_id: int, question: str) -> None:
     removed = store.remove_accepted(accepted_id)
     st.session_state[NOTICE] = (f"Removed the accepted answer to “{question}”." if removed
                                 else "That accepted answer was already removed.")
+
+
+def _share(store, accepted_id: int, key: str) -> None:
+    try:
+        store.set_accepted_shared(accepted_id, bool(st.session_state.get(key)))
+    except ValueError as exc:
+        st.session_state[NOTICE] = str(exc)
 
 
 def accepted_pane(store) -> None:
@@ -42,9 +50,19 @@ def accepted_pane(store) -> None:
             st.markdown(f"**{md_text(answer['question'])}**")
             who = f" by {answer['author']}" if answer.get("author") else ""
             source = f" · from run {answer['run_id']}" if answer.get("run_id") else ""
-            st.caption(md_text(f"Accepted{who} at {local_time(answer['created_at'])}{source}"))
+            whose = f" · {signin.whose(answer)}" if signin.team_mode() else ""
+            st.caption(md_text(f"Accepted{who} at {local_time(answer['created_at'])}{source}")
+                       + whose)
             st.code(format_sql(answer["sql"]), language="sql", wrap_lines=True)
             result_view(answer.get("result_preview"), key=f"accepted_{answer['id']}",
                         chart=False)
+            mine = signin.viewer().may_change(answer)
+            if signin.team_mode() and mine:
+                key = f"accepted_share_{answer['id']}"
+                st.session_state[key] = bool(answer.get("shared"))
+                st.checkbox("Shared with the team (offered as an example to their runs)",
+                            key=key, on_change=_share, args=(store, answer["id"], key))
             st.button("Remove from the example bank", key=f"accepted_remove_{answer['id']}",
-                      on_click=_remove, args=(store, answer["id"], answer["question"]))
+                      on_click=_remove, args=(store, answer["id"], answer["question"]),
+                      disabled=not mine,
+                      help=None if mine else "Only its owner or an admin removes it.")

@@ -109,7 +109,9 @@ def context_panel(run) -> None:
                 st.caption(f"Its answer in words: {md_text(follow.answer)}")
         if context.notes:
             st.markdown("**Knowledge notes used:**")
-            st.markdown("\n".join(f"- {md_text(n.line()[2:])}" for n in context.notes))
+            st.markdown("\n".join(f"- {md_text(n.line()[2:])}"
+                                   + (f" *(note by {md_text(n.author)})*" if n.author else "")
+                                   for n in context.notes))
         if context.left_out:
             st.caption(f"{context.left_out} more note(s) were not given: the knowledge given to "
                        "one run is limited in length.")

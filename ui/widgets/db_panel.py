@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import databases as dbs
+from ui import signin
 from ui import state as ui_state
 from ui.format import human_size, md_text
 
@@ -32,7 +33,7 @@ def database_picker(page: str, *, allow_upload: bool = True):
     widget = f"db_picker_{page}"
     st.session_state[widget] = active
     st.selectbox("Database", list(options), format_func=options.get, key=widget,
-                 on_change=lambda: dbs.set_active(st.session_state[widget]))
+                 on_change=lambda: dbs.set_active(st.session_state.get(widget) or active))
     try:
         db = dbs.resolve(active)
     except Exception as exc:  # a sample that cannot be opened must not break the page
@@ -43,12 +44,20 @@ def database_picker(page: str, *, allow_upload: bool = True):
 
 def _upload_box(page: str) -> None:
     limit = ui_state.upload_limit_mb()
-    keep_key = f"keep_upload_{page}"
+    keep_key, share_key = f"keep_upload_{page}", f"share_upload_{page}"
     st.session_state.setdefault(keep_key, True)
+    team = signin.team_mode()
     st.checkbox("Keep uploads", key=keep_key,
-                help="A kept upload is a read-only copy in the studio's folder: it is there "
+                help="A read-only copy in the studio's folder, there after a restart. Untick: "
+                     "this browser session's memory only." if team else
+                     "A kept upload is a read-only copy in the studio's folder: it is there "
                      "after a restart and every browser session of this server can open it. "
                      "Untick to keep the next upload in this browser session's memory only.")
+    if team:
+        st.session_state.setdefault(share_key, False)
+        st.checkbox("Share kept uploads with the team", key=share_key,
+                    help="Unticked, only you (and admins) see the database, its runs and its "
+                         "notes; you can share it later under Saved databases.")
     file = st.file_uploader(
         "Upload a SQLite database", type=dbs.UPLOAD_TYPES, key=f"uploader_{page}",
         help=f"A .sqlite, .db or .sqlite3 file of at most {limit} MB (the server's limit), opened "
@@ -64,7 +73,8 @@ def _upload_box(page: str) -> None:
 
         try:
             db, notice = dbs.add_upload(file.name, file.getvalue(),
-                                        keep=bool(st.session_state.get(keep_key)))
+                                        keep=bool(st.session_state.get(keep_key)),
+                                        shared=bool(st.session_state.get(share_key)))
         except DatabaseError as exc:
             outcome = {"token": token, "ok": False, "message": str(exc)}
         except Exception as exc:  # anything else about a bad file is still the file's fault
@@ -108,6 +118,13 @@ def _remove(name: str) -> None:
         st.session_state[SAVED_OUTCOME] = (True, f"Removed {name} from the saved databases.")
 
 
+def _share(name: str, key: str) -> None:
+    try:
+        dbs.set_shared(name, bool(st.session_state.get(key)))
+    except Exception as exc:
+        st.session_state[SAVED_OUTCOME] = (False, f"{name} could not be changed: {exc}")
+
+
 def _saved_box(page: str) -> None:
     """Saved databases: register a server file by path, remove kept uploads and registrations."""
     from agents.db.library import server_paths_allowed
@@ -117,7 +134,7 @@ def _saved_box(page: str) -> None:
         (st.success if outcome[0] else st.error)(md_text(outcome[1]))
     saved = dbs.saved()
     with st.expander(f"Saved databases ({len(saved)})"):
-        if server_paths_allowed():
+        if server_paths_allowed() and dbs.may_register():
             st.text_input("Open a SQLite file on the server by its path", key=f"server_path_{page}",
                           placeholder="/data/chinook.sqlite",
                           help="The file is opened read-only and never modified; it is listed "
@@ -126,13 +143,23 @@ def _saved_box(page: str) -> None:
                       args=(page,))
         if not saved:
             st.caption("No saved database yet: uploads are kept here.")
+        team = signin.team_mode()
         for name, entry in saved.items():
             what = ("kept copy" if entry["kind"] == "upload" else "server file") + \
                 f" · {human_size(entry['size_bytes'])}"
+            if team:
+                what += f" · {signin.whose(entry)}"
             left, right = st.columns([3, 1])
             left.caption(f"**{md_text(name)}** · {what} · {md_text(entry['file_name'] or '')}")
+            mine = dbs.may_change(entry)
             right.button("Remove", key=f"saved_remove_{page}_{name}", on_click=_remove,
-                         args=(name,))
+                         args=(name,), disabled=not mine,
+                         help=None if mine else "Only its owner or an admin removes it.")
+            if team and mine:
+                key = f"saved_share_{page}_{name}"
+                st.session_state[key] = bool(entry.get("shared"))
+                left.checkbox("Shared with the team", key=key, on_change=_share,
+                              args=(name, key))
 
 
 def database_summary(db) -> None:

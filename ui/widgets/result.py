@@ -20,6 +20,7 @@ from agents.rules.error_hints import explain_error
 from agents.rules.name_rewrite import REWRITE_LEAD, REWRITE_SECONDS, Rewrite, runnable_rewrite
 from agents.core.events import Run
 from agents.core.outcome import DONE_FAILS, run_outcome
+from agents.runs.draft import final_note
 
 from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
@@ -102,6 +103,9 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     """The final answer of ``run`` with everything a person does next."""
     st.subheader("Answer")
     st.caption(f"Run {run.run_id} · {run.pipeline} · {run_outcome(run)} · {cost_text(run)}")
+    outcome, note = final_note(run.events)
+    if note:
+        st.caption(md_text(f"Draft answer {note}."))
     if run.status == "failed":
         st.error(md_text(f"The run failed: {run.error}"))
     elif run.status == "stopped":

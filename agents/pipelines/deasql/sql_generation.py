@@ -102,7 +102,8 @@ def retrieve_examples(ctx: StepContext, qtype: str | None) -> list[dict]:
     if not found:
         ctx.note("no similar example in the bank: zero-shot generation")
     return [{"question": e.question, "sql": " ".join(e.sql.split()), "qtype": e.qtype,
-             "db_id": e.db_id, "source": e.source, "score": e.score} for e in found]
+             "db_id": e.db_id, "source": e.source, "score": e.score,
+             **({"author": e.author} if e.author else {})} for e in found]
 
 
 def few_shot_text(examples: list[dict], header: str = FEW_SHOT_HEADER) -> str:

@@ -59,13 +59,22 @@ once per question and a sample or a repair costs little more than its output. Th
 agent's prompt is its own (its static text is the same for every question), and it runs only
 for an open vote. ``fewshot`` (DEA-SQL) and more samples are one parameter away.
 
+Answering at conversational speed: with ``draft_first`` (on) the writer runs first, so the
+first candidate that runs -- usually seconds after the question -- is marked as the draft
+answer (``draft`` in its output) and the page shows it at once, "being checked"; the vote then
+confirms it or replaces it and says why (``draft_outcome``, ``draft_note``). With
+``stop_when_decided`` (on) the candidates not yet written are skipped once those so far decide
+the vote whatever the rest return (:func:`agents.runs.candidates.settled`); the vote lists them
+(``skipped``). Neither changes which group wins a vote that is written out in full, nor the
+order of trust.
+
 State (``ctx.data``): ``plan``, ``grounding``, ``candidates`` (``name``, ``sql``,
 ``answer``, ``examples``, ``result`` preview, ``repaired_from``, ``repair_turns`` (each
 repair's SQL, what it was told -- the error, or for SQL that ran (``told``) why it reads
 unrelated parts -- and its reply, for the next repair's conversation), ``parts_told`` (told
 once already), and ``prompt``, the variant of a writer with several prompts), ``vote``,
 ``selection``,
-``chosen``, ``sql``. The vote's tie order is not state: it is read from ``generators`` when
+``chosen``, ``sql``, ``draft`` (the first candidate that ran), ``skipped``. The vote's tie order is not state: it is read from ``generators`` when
 needed, so a run resumed at the vote with another order votes in that order. Output kinds:
 ``value_matches``, ``candidate``, ``sql_repair``, ``candidate_vote``, ``selection``
 (:mod:`.outputs`). The final SQL is the chosen candidate's.
@@ -105,6 +114,12 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                        "sample_temperature"),
         ParamSpec("sample_temperature", 0.7, min=0.0, max=2.0,
                   help="sampling temperature of the samples"),
+        ParamSpec("draft_first", True, origin=STUDIO,
+                  help="write the quick one-prompt candidate first and show it as a draft "
+                       "while the rest check it"),
+        ParamSpec("stop_when_decided", True, origin=STUDIO,
+                  help="skip the remaining candidates once those so far decide the vote, "
+                       "whatever the rest return"),
         ParamSpec("min_share", 0.5, min=0.0, max=1.0,
                   help="share of all candidates the largest group needs for a decisive vote "
                        "(else the selection agent)"),
@@ -152,8 +167,11 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
 
     # the decomposer generator sent the paper's Decomposer prompt before graded measured better
     # and voted without setting results with no data aside before data_first measured better
-    # and ended on the chosen SQL as written before the Final check measured better
+    # and ended on the chosen SQL as written before the Final check measured better,
+    # and wrote every candidate in the order of trust before the draft answer and the
+    # decided-vote stop (which change only when and whether a candidate is written)
     earlier_defaults = {"decomposer_prompt": "paper", "data_first": False,
+                        "draft_first": False, "stop_when_decided": False,
                         **final_check.EARLIER_DEFAULTS}
 
     def initial_data(self, ctx: StepContext) -> dict:

@@ -197,10 +197,15 @@ def plan(params: dict) -> tuple[list[str], list[str]]:
     """``(run order, priority)`` of the candidates.
 
     The samples run right after the writer, whose prompt they repeat, so the server still holds
-    it; in the vote's priority they come after every named generator.
+    it; in the vote's priority they come after every named generator. With ``draft_first`` the
+    writer, the cheapest candidate (one short prompt, a few seconds), runs first, so the page
+    has a draft answer while the others are written; only the order of execution changes, the
+    order of trust (ties, the selection agent's options) stays as ``generators`` says.
     """
     named = [n for n in str(params["generators"]).split(",") if n]
     samples = [f"sample{i}" for i in range(1, int(params["samples"]) + 1)]
+    if params.get("draft_first") and "writer" in named:
+        return ["writer", *samples, *[n for n in named if n != "writer"]], named + samples
     at = named.index("writer") + 1 if "writer" in named else 0
     return named[:at] + samples + named[at:], named + samples
 

@@ -39,6 +39,7 @@ class CandidateSQL(Output):
     error: str | None = None
     error_class: str | None = None
     hint: str | None = None  # the real names a name error could have meant
+    draft: bool | None = None  # the first candidate that runs: shown as the draft answer
 
     def text_lines(self) -> list[str]:
         bits = [self.method] if self.method else []
@@ -53,7 +54,9 @@ class CandidateSQL(Output):
         if self.reasoning:
             lines.append("  reasoning: " + " ".join(self.reasoning.split())[:300])
         if self.ok:
-            lines.append(f"  runs: {_rows(self.rows)}")
+            lines.append(f"  runs: {_rows(self.rows)}"
+                         + (" -- the draft answer, checked by the other candidates"
+                            if self.draft else ""))
         else:
             lines.append(f"  fails ({self.error_class}): {self.error}")
             if self.hint:
@@ -75,7 +78,10 @@ class CandidateVote(Output):
     ``contenders``: indices of the groups a selection agent compares; ``chosen``: the
     generator whose SQL the vote settled on (None when the selection agent decides);
     ``set_aside``: indices of the groups whose result holds no data, left out of the vote
-    because another group's holds some (None in runs voted without that rule).
+    because another group's holds some (None in runs voted without that rule);
+    ``draft``: the candidate shown first as the draft answer, ``draft_outcome`` ``confirmed``
+    or ``replaced`` (None while the selection agent decides) and ``draft_note`` the sentence
+    the page shows; ``skipped``: candidates not written because the vote was already decided.
     """
 
     kind: ClassVar[str] = "candidate_vote"
@@ -89,9 +95,15 @@ class CandidateVote(Output):
     contenders: list[int] = field(default_factory=list)
     chosen: str | None = None
     set_aside: list[int] | None = None
+    draft: str | None = None
+    draft_outcome: str | None = None
+    draft_note: str | None = None
+    skipped: list[str] | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
+        if self.skipped:
+            lines.append(f"  not written (the vote was decided): {', '.join(self.skipped)}")
         for n, group in enumerate(self.groups, start=1):
             aside = ", no data: set aside" if n - 1 in (self.set_aside or ()) else ""
             lines.append(f"  group {n} ({group.get('size')} of {self.total}): "
@@ -108,6 +120,8 @@ class CandidateVote(Output):
         elif self.contenders:
             lines.append("  the selection agent compares groups "
                          + ", ".join(str(i + 1) for i in self.contenders))
+        if self.draft_note:
+            lines.append(f"  draft answer {self.draft_note}")
         return lines
 
 
@@ -135,6 +149,8 @@ class Selection(Output):
     reasoning: str | None = None
     fallback: bool = False
     ballots: list[dict] | None = None
+    draft_outcome: str | None = None  # confirmed | replaced: what became of the draft answer
+    draft_note: str | None = None
 
     def text_lines(self) -> list[str]:
         lines = []
@@ -149,6 +165,8 @@ class Selection(Output):
         lines.append(f"  {verb} {self.choice}: the SQL of {self.chosen}")
         if self.reasoning:
             lines.append("  reasoning: " + " ".join(self.reasoning.split()))
+        if self.draft_note:
+            lines.append(f"  draft answer {self.draft_note}")
         return lines
 
     def shown_sql(self) -> list[str]:

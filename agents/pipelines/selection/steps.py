@@ -20,6 +20,7 @@ from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.db.sqltext import same_sql
 from agents.rules.unrelated_parts import unrelated_parts
+from agents.runs.candidates import Candidate, run_candidate, settled
 from agents.retrieval import grounding_step as grounding
 from agents.retrieval.grounding_step import grounded_evidence
 from ..r3 import steps as r3_steps
@@ -48,6 +49,8 @@ def initial_data(ctx: StepContext) -> dict:
         "selection": None,      # the selection agent's options, choice and reasoning
         "chosen": None,         # the name of the candidate whose SQL is the answer
         "sql": None,            # the answer so far: the chosen SQL, or the leading candidate's
+        "draft": None,          # the first candidate that ran: the page's draft answer
+        "skipped": [],          # candidates not written because the vote was decided
     }
 
 
@@ -56,10 +59,47 @@ def first_step(ctx: StepContext) -> str:
 
 
 def next_after(ctx: StepContext, name: str) -> str:
-    """The next candidate in the run order, or the vote after the last one."""
+    """The next candidate in the run order, or the vote after the last one -- or at once when
+    ``stop_when_decided`` is on and the candidates so far decide the vote whatever the rest
+    would return (:func:`agents.runs.candidates.settled`); the step's note says which were
+    skipped and why."""
     order = ctx.data["plan"]
     at = order.index(name) + 1 if name in order else len(order)
-    return f"candidate:{order[at]}" if at < len(order) else "vote"
+    if at >= len(order):
+        return "vote"
+    if ctx.params.get("stop_when_decided"):
+        why = settled(current_candidates(ctx), len(order) - at,
+                      min_share=ctx.params["min_share"],
+                      data_first=bool(ctx.params.get("data_first")))
+        if why:
+            ctx.data["skipped"] = list(order[at:])
+            ctx.note(f"the vote is decided: {why}; not written: {', '.join(order[at:])}")
+            return "vote"
+    return f"candidate:{order[at]}"
+
+
+def current_candidates(ctx: StepContext) -> list[Candidate]:
+    """Every candidate so far with its whole result. Those that ran are run again (results
+    are kept short in the state), as is any whose SQL was edited since it ran; the others keep
+    their error."""
+    found = []
+    for entry in ctx.data["candidates"]:
+        name, sql, result = entry["name"], entry.get("sql"), entry.get("result")
+        stale = sql and (result is None or result.get("sql") != sql)
+        if sql and (stale or result.get("ok")):
+            found.append(run_candidate(ctx.db, name, sql, timeout=ctx.limits.timeout,
+                                       max_rows=ctx.limits.max_rows))
+        else:
+            found.append(Candidate(generator=name, sql=sql, result=result))
+    return found
+
+
+def mark_draft(ctx: StepContext, name: str, record, result: ExecResult) -> None:
+    """The first candidate whose SQL runs is the draft answer the page shows at once, marked as
+    being checked; the vote later confirms or replaces it."""
+    if result.ok and not ctx.data.get("draft"):
+        ctx.data["draft"] = name
+        record.draft = True
 
 
 def entry_of(data: dict, name: str) -> dict:
@@ -131,6 +171,7 @@ def candidate(ctx: StepContext, name: str) -> str:
     record.ok, record.error, record.error_class = result.ok, result.error, result.error_class
     record.hint = result.hint
     record.rows = result.row_count if result.ok else None
+    mark_draft(ctx, name, record, result)
     ctx.set_output(record, sql=sql)
     if not result.ok and ctx.params["repair"]:
         return f"repair:{name}"
@@ -212,6 +253,9 @@ def repair(ctx: StepContext, name: str) -> str:
                  repair_turns=turns + [this_turn])
     ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
     if result.ok:
+        mark_draft(ctx, name, record, result)
+        if record.draft:
+            ctx.set_output(record, sql=after)
         ctx.note(f"the repaired SQL runs and returns {result.row_count} row(s)")
         if _flag_unrelated_parts(ctx, entry, after, result):
             return f"repair:{name}"
@@ -247,6 +291,7 @@ def _repaired_parts(ctx: StepContext, name: str, entry: dict, record: SQLRepair,
     result = ctx.execute(after)
     still = unrelated_parts(after, ctx.db.schema) if result.ok else None
     if result.ok and still is None:
+        mark_draft(ctx, name, record, result)
         ctx.set_output(record, sql=after)
         entry.update(sql=after, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before,
                      repair_turns=turns)

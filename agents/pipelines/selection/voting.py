@@ -15,7 +15,7 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from agents.runs.candidates import Candidate, run_candidate, vote
+from agents.runs.candidates import Candidate, vote
 from agents.core.engine import ParseError, StepContext, StepError, UnparseableAnswer
 from agents.llm.parsing import extract_json
 from agents.llm.prompts import load, render
@@ -25,28 +25,12 @@ from agents.retrieval.grounding_step import grounded_evidence
 from ..r3.result_table import result_table
 from .generators import priority, schema_text
 from .outputs import CandidateVote, Selection
-from .steps import PREVIEW_ROWS
+from .steps import PREVIEW_ROWS, current_candidates
 
 HERE = Path(__file__).parent
 MAX_OPTIONS = 4      # groups shown to the selection agent (the largest, then by priority)
 SELECT_MAX_TOKENS = 300
 LABELS = string.ascii_uppercase
-
-
-def _candidates(ctx: StepContext) -> list[Candidate]:
-    """Every candidate with its whole result. Those that ran are run again (results are kept
-    short in the state), as is any whose SQL was edited since it ran; the others keep their
-    error."""
-    found = []
-    for entry in ctx.data["candidates"]:
-        name, sql, result = entry["name"], entry.get("sql"), entry.get("result")
-        stale = sql and (result is None or result.get("sql") != sql)
-        if sql and (stale or result.get("ok")):
-            found.append(run_candidate(ctx.db, name, sql, timeout=ctx.limits.timeout,
-                                       max_rows=ctx.limits.max_rows))
-        else:
-            found.append(Candidate(generator=name, sql=sql, result=result))
-    return found
 
 
 def _group_summary(candidates: list[Candidate], group) -> dict:
@@ -59,10 +43,34 @@ def _group_summary(candidates: list[Candidate], group) -> dict:
             "row_count": result.get("row_count"), "truncated": bool(result.get("truncated"))}
 
 
+def _rows_text(group: dict) -> str:
+    count = group.get("row_count")
+    return "no rows" if count == 0 else f"{count} row(s)" if count is not None else "a result"
+
+
+def draft_verdict(draft: str | None, groups: list[dict], chosen: int, total: int,
+                  by: str) -> tuple[str | None, str | None]:
+    """``(outcome, note)``: what became of the draft answer once group ``chosen`` of
+    ``groups`` is the answer (``by``: "the vote", "the selection agent"). ``confirmed`` when
+    the draft is in that group, ``replaced`` otherwise, with what changed and why."""
+    if not draft or not groups:
+        return None, None
+    group = groups[chosen]
+    if draft in group["generators"]:
+        return "confirmed", (f"confirmed: {group['size']} of {total} candidates return the "
+                             "same rows")
+    own = next((g for g in groups if draft in g["generators"]), None)
+    before = f"returned {_rows_text(own)}" if own else "no longer runs"
+    others = ", ".join(group["generators"])
+    return "replaced", (f"replaced: the draft ({draft}) {before}; {by} chose the answer of "
+                        f"{others} ({group['size']} of {total} candidates), which returns "
+                        f"{_rows_text(group)}")
+
+
 def vote_step(ctx: StepContext) -> str | None:
     """Group the candidates by result; a decisive vote (or a lone result) is the answer."""
     data = ctx.data
-    candidates = _candidates(ctx)
+    candidates = current_candidates(ctx)
     ctx.set_inputs(candidates=[c.generator for c in candidates], min_share=ctx.params["min_share"])
     trust = priority(ctx.params, data["plan"])
     outcome = vote(candidates, priority=trust, min_share=ctx.params["min_share"],
@@ -73,7 +81,9 @@ def vote_step(ctx: StepContext) -> str | None:
     record = CandidateVote(groups=groups, failed=failed, total=len(candidates),
                            reason=outcome.reason, min_share=outcome.min_share,
                            contenders=list(outcome.contenders),
-                           set_aside=list(outcome.set_aside) or None)
+                           set_aside=list(outcome.set_aside) or None,
+                           draft=data.get("draft"), skipped=list(data.get("skipped") or [])
+                           or None)
     next_step = None
     if not groups:
         record.outcome = "none_ran"
@@ -87,6 +97,8 @@ def vote_step(ctx: StepContext) -> str | None:
         record.outcome = "decisive" if outcome.decisive else "only_result"
         record.chosen = groups[0]["representative"]
         data["chosen"], data["sql"] = record.chosen, groups[0]["sql"]
+        record.draft_outcome, record.draft_note = draft_verdict(
+            data.get("draft"), groups, 0, len(candidates), "the vote")
     data["vote"] = record.to_dict()
     ctx.set_output(record, sql=None if next_step else data["sql"])
     if not groups:
@@ -184,10 +196,13 @@ def select(ctx: StepContext) -> None:
     option = options[labels.index(choice)]
     data["chosen"], data["sql"] = option["representative"], option["sql"]
     shown_keys = ("label", "generators", "sql", "columns", "rows", "row_count")
+    outcome, note = draft_verdict(data.get("draft"), groups, option["group"],
+                                  vote_record.get("total") or 0, "the selection agent")
     record = Selection(options=[{k: o[k] for k in shown_keys} for o in options],
                        choice=choice, chosen=option["representative"],
                        reasoning=None if fallback else reasoning, fallback=fallback,
-                       ballots=ballots if orders > 1 else None)
+                       ballots=ballots if orders > 1 else None, draft_outcome=outcome,
+                       draft_note=note)
     data["selection"] = record.to_dict()
     ctx.set_output(record, sql=option["sql"])
     return None
