@@ -67,8 +67,13 @@ def next_after(ctx: StepContext, name: str) -> str:
     at = order.index(name) + 1 if name in order else len(order)
     if at >= len(order):
         return "vote"
-    if ctx.params.get("stop_when_decided"):
-        why = settled(current_candidates(ctx), len(order) - at,
+    remaining = len(order) - at
+    ran = sum(1 for e in ctx.data["candidates"] if (e.get("result") or {}).get("ok"))
+    # the leader needs more than the remaining and its share of all: if even every candidate
+    # that ran could not make it, the results are not run again to find out
+    could = ran > remaining and ran >= ctx.params["min_share"] * len(order)
+    if ctx.params.get("stop_when_decided") and could:
+        why = settled(current_candidates(ctx), remaining,
                       min_share=ctx.params["min_share"],
                       data_first=bool(ctx.params.get("data_first")))
         if why:
