@@ -99,7 +99,7 @@ def _note_editor(store, note: dict) -> None:
             lambda: store.remove_note(nid), "Note removed."), disabled=not mine)
         about = ["Made from an accepted answer."] if note["source"] == "accepted" else []
         if signin.team_mode():
-            about.append(f"Note {signin.whose(note)}"
+            about.append(f"This note is {signin.whose(note)}"
                          + ("" if mine else "; only its owner or an admin changes it") + ".")
         if about:
             st.caption(" ".join(about))
