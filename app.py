@@ -33,26 +33,40 @@ def _keep_widget_values() -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def _pages() -> list:
+def _pages(first: str = "") -> list:
     """The pages in menu order (each page script starts with ``run_through_app()``, see
-    ``ui/bootstrap.py``)."""
-    pages = [
-        st.Page("pages/ask.py", title="Ask", url_path="ask", default=True),
-        st.Page("pages/schema.py", title="Schema", url_path="schema"),
-        st.Page("pages/history.py", title="History & annotation", url_path="history"),
-        st.Page("pages/compare.py", title="Compare", url_path="compare"),
-        st.Page("pages/knowledge.py", title="Knowledge", url_path="knowledge"),
-    ]
+    ``ui/bootstrap.py``). ``first`` names the page shown when the address names none of them:
+    the one a signed-out visitor's address named, so signing in lands there; else Ask. (A
+    switch to it would cut short the run that stores the sign-in cookie.)"""
+    names = [("ask", "Ask"), ("schema", "Schema"), ("history", "History & annotation"),
+             ("compare", "Compare"), ("knowledge", "Knowledge")]
     who = signin.viewer()
     if (ROOT / "pages" / "benchmark.py").is_file() and (not who.team or who.is_admin):
         # evaluations take the server's model for minutes: in team mode an admin's call
-        pages.append(st.Page("pages/benchmark.py", title="Benchmark", url_path="benchmark"))
-    pages.append(st.Page("pages/settings.py", title="Settings", url_path="settings"))
-    return pages
+        names.append(("benchmark", "Benchmark"))
+    names.append(("settings", "Settings"))
+    if first not in dict(names):
+        first = "ask"
+    return [st.Page(f"pages/{name}.py", title=title, url_path=name, default=name == first)
+            for name, title in names]
 
 
 st.set_page_config(page_title="Text-to-SQL Agent Studio", layout="wide")
 from ui import signin  # noqa: E402
+
+_WANTED_PAGE = "_studio_wanted_page"
+
+
+def _requested_page() -> str:
+    """The page the browser's address names ("history"). Streamlit keeps it as the run's
+    intended page; ``st.context.url`` is no help, it drops any known page's path."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        return str(get_script_run_ctx().pages_manager.intended_page_name or "")
+    except Exception:  # an internal of Streamlit's; without it, signing in lands on Ask
+        return ""
+
 
 def _sign_in_page() -> None:
     st.navigation([st.Page(signin.page, title="Sign in", url_path="signin")],
@@ -60,10 +74,14 @@ def _sign_in_page() -> None:
     st.stop()
 
 
+if signin.team_mode() and not signin.signed_in() and _requested_page():
+    # the page the address named, shown once signed in (a link or a reload keeps its page);
+    # read now: a run the sign-in cookie's reading restarts no longer knows it
+    st.session_state[_WANTED_PAGE] = _requested_page()
 if not signin.ready():  # team mode: nothing but the sign-in page until the session signs in
     _sign_in_page()
 _keep_widget_values()
-navigation = st.navigation(_pages())
+navigation = st.navigation(_pages(st.session_state.pop(_WANTED_PAGE, "")))
 with st.sidebar:
     signin.sidebar()
     st.caption("Text-to-SQL Agent Studio — LLM agents turn questions about a SQLite database "

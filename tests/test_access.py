@@ -222,3 +222,30 @@ def test_usernames_and_passwords_the_sign_in_form_could_never_match_are_refused(
     with pytest.raises(team.TeamError, match="no bcrypt password hash"):
         team.load_config(users)
     assert team.remove_user("alice", users) is True
+
+
+def test_nobody_joins_a_conversation_they_may_not_see(store):
+    ana, bo = StoreView(store, ANA), StoreView(store, BO)
+    first = run_on("shop")
+    ana.save_run(first, shared=False)
+    ana.add_to_thread(first)
+
+    def follow_up(of: Run, question: str) -> Run:
+        run = run_on("shop", question)
+        run.context = {"thread_id": of.run_id, "follow_up": {"run_id": of.run_id}}
+        return run
+
+    mine = follow_up(first, "Only the cheap ones?")
+    ana.save_run(mine, shared=False)
+    assert ana.add_to_thread(mine) == first.run_id
+    forged = follow_up(first, "What did ana ask?")  # bo names ana's private run
+    bo.save_run(forged, shared=False)
+    assert bo.add_to_thread(forged) is None
+    joined = run_on("shop", "And the thread?")  # or only her thread
+    joined.context = {"thread_id": first.run_id}
+    bo.save_run(joined, shared=False)
+    assert bo.add_to_thread(joined) is None
+    assert [r["question"] for r in ana.thread_runs(first.run_id)] == [
+        "How many?", "Only the cheap ones?"]
+    store.set_run_shared(first.run_id, True)  # once shared, anyone may follow it up
+    assert bo.add_to_thread(forged) == first.run_id

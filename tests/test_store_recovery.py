@@ -1,5 +1,5 @@
 """The app's store opening: a damaged file is moved aside (never silently replaced), an
-unwritable one is opened read-only, an empty or newer one is left as it is."""
+unwritable one is opened read-only, an empty one is moved aside with a notice that says so."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from agents.core.events import Run
 from agents.store import Store, StoreError
 from agents.store import recovery
-from agents.store.connection import EMPTY, UNWRITABLE
+from agents.store.connection import UNWRITABLE
 
 
 def test_a_damaged_store_is_moved_aside_and_a_fresh_one_starts(tmp_path):
@@ -25,13 +25,16 @@ def test_a_damaged_store_is_moved_aside_and_a_fresh_one_starts(tmp_path):
     assert f"moved to `{aside}`" in notice and ".recover" in notice
 
 
-def test_an_empty_or_newer_store_is_left_exactly_as_it_is(tmp_path):
+def test_an_empty_store_is_moved_aside_and_the_notice_says_its_runs_are_gone(tmp_path):
     empty = tmp_path / "studio.db"
     empty.write_bytes(b"")
-    with pytest.raises(StoreError) as caught:
-        recovery.open_for_app(empty)
-    assert caught.value.kind == EMPTY and empty.read_bytes() == b""
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["studio.db"]
+    store, notice = recovery.open_for_app(empty)
+    with store:
+        assert store.list_runs() == []
+    [aside] = [p for p in tmp_path.iterdir() if ".damaged-" in p.name]
+    assert aside.read_bytes() == b""
+    assert notice.startswith(f"The run store `{empty}` was empty (0 bytes)")
+    assert f"moved to `{aside}`" in notice and "restore an earlier copy" in notice
 
 
 def test_an_unwritable_store_opens_read_only_and_every_save_says_why(tmp_path, monkeypatch):
@@ -120,3 +123,15 @@ def test_a_store_another_process_holds_is_never_moved_aside(tmp_path, monkeypatc
         holder.close()
     assert caught.value.kind == BUSY and "try again" in str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir() if "damaged" in p.name) == []
+
+
+def test_a_store_from_a_newer_studio_is_left_exactly_as_it_is(tmp_path):
+    path = tmp_path / "studio.db"
+    with Store(path) as store:
+        store.db["meta"].upsert({"key": "schema_version", "value": "999"}, pk="key")
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        recovery.open_for_app(path)
+    assert caught.value.kind == "newer" and "newer version of the studio" in str(caught.value)
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if ".damaged-" in p.name]

@@ -130,8 +130,8 @@ def add_upload(name: str, data: bytes, *, keep: bool = True, shared: bool = Fals
     db.close()  # the kept copy is opened (once per server) from now on
     renamed = None
     if entry["name"] != db.name:
-        renamed = (f"A different database called {db.name} is already saved, so this one is "
-                   f"kept as {entry['name']}; nothing was replaced.")
+        renamed = (f"The name {db.name} is taken, so this one is kept as {entry['name']}; "
+                   "nothing was replaced.")
     return resolve(f"upload:{entry['name']}"), _joined(db.notice, renamed)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from agents.core import team
+from agents.core import signin_limit
 from agents.store.access import ANALYST, LOCAL, Viewer
 from ui.format import md_text
 
@@ -24,6 +25,7 @@ _AUTHENTICATOR = "_studio_authenticator"
 _ERROR = "_studio_sign_in_error"
 _FORGET = "_studio_signed_out"
 _COOKIE_AGAIN = "_studio_cookie_again"
+_WAIT = "_studio_sign_in_wait"
 
 
 def team_mode() -> bool:
@@ -63,9 +65,31 @@ def _authenticator():
 
     config = team.load_config()
     cookie = config["cookie"]
-    return stauth.Authenticate(config["credentials"], str(cookie.get("name")),
-                               str(cookie["key"]), float(cookie.get("expiry_days", 7)),
-                               auto_hash=False)
+    authenticator = stauth.Authenticate(config["credentials"], str(cookie.get("name")),
+                                        str(cookie["key"]), float(cookie.get("expiry_days", 7)),
+                                        auto_hash=False)
+    _limit_attempts(authenticator.authentication_controller.authentication_model)
+    return authenticator
+
+
+def _limit_attempts(model) -> None:
+    """Every password the form checks goes through the process's sign-in limit
+    (:mod:`agents.core.signin_limit`): a username tried too often is refused without checking
+    its password, whatever browser tries it. A sign-in cookie is not a password and is not
+    counted."""
+    check = model.check_credentials
+
+    def limited(username, password):
+        limit = signin_limit.LIMIT
+        wait = limit.wait(username)
+        if wait > 0:
+            st.session_state[_WAIT] = wait
+            return False
+        right = check(username, password)
+        (limit.succeeded if right else limit.failed)(username)
+        return right
+
+    model.check_credentials = limited
 
 
 def ready() -> bool:
@@ -113,7 +137,11 @@ def page() -> None:
             # cut short by a rerun (the browser may not have stored the one written here)
             st.session_state[_COOKIE_AGAIN] = True
             st.rerun()
-        if st.session_state.get(STATUS) is False:
+        wait = st.session_state.pop(_WAIT, None)
+        if wait:
+            st.error("Too many wrong passwords for this username: try again in "
+                     f"{signin_limit.wait_words(wait)}.")
+        elif st.session_state.get(STATUS) is False:
             st.error("That username and password do not match an account.")
 
 

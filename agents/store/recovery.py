@@ -8,7 +8,10 @@ so that a damaged store never takes every page down and is never silently replac
   that says when, and a fresh store starts; the notice names the kept file;
 - a store that cannot be written (a read-only folder or file, a full disk) is opened read-only:
   History and the lists still show everything, every save says why it cannot be made;
-- an empty file or one from a newer studio is left exactly as it is, and the error stands.
+- an empty file (0 bytes and no journal: a failed copy, a full disk) is moved aside the same
+  way, and the notice says the runs it held are gone and how to restore a copy;
+- one from a newer studio, or one another process holds, is left exactly as it is, and the
+  error stands.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from .connection import DAMAGED, UNWRITABLE, StoreError
+from .connection import DAMAGED, EMPTY, UNWRITABLE, StoreError
 from . import Store
 
 
@@ -44,12 +47,17 @@ def open_for_app(path: Path | str) -> tuple[Store, str | None]:
     try:
         return Store(path), None
     except StoreError as exc:
-        if exc.kind == DAMAGED and path.is_file():
+        if exc.kind in (DAMAGED, EMPTY) and path.is_file():
             try:
                 aside = _move_aside(path)
             except OSError:
                 raise exc from None
             store = Store(path)
+            if exc.kind == EMPTY:
+                return store, (f"The run store `{path}` was empty (0 bytes), so the runs, notes "
+                               f"and answers it held are not in it. It was moved to `{aside}` "
+                               "and a fresh store started; "
+                               "restore an earlier copy over the fresh one to get them back.")
             return store, (f"The run store `{path}` could not be read "
                            f"({exc.__cause__ or exc.kind}), so it was moved to `{aside}` and a "
                            "fresh store started. Its runs may be recoverable: "

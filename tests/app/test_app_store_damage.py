@@ -25,3 +25,14 @@ def test_a_damaged_store_is_moved_aside_and_every_page_says_so(app_env):
     assert not at.exception and errors(at) == []
     assert any("could not be read" in w.value for w in at.warning)
     assert any("No saved runs match" in i.value for i in at.info)
+
+
+def test_an_empty_store_is_never_silently_replaced(app_env):
+    path = default_path()
+    path.write_bytes(b"")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception and errors(at) == []
+    [banner] = [w.value for w in at.warning if "was empty (0 bytes)" in w.value]
+    assert "are not in it" in banner and "restore an earlier copy" in banner
+    assert [p.read_bytes() for p in path.parent.iterdir() if ".damaged-" in p.name] == [b""]

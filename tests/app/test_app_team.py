@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from agents.core import team
+from agents.core import signin_limit, team
 from agents.store import Store, Viewer, default_path
 from scripted_llm import ScriptedLLM, prompt_text
 
@@ -27,6 +27,7 @@ def team_env(app_env, monkeypatch, tmp_path):
                       name=name.title(), path=users)
     monkeypatch.setenv("STUDIO_MODE", "team")
     monkeypatch.setenv("STUDIO_USERS_FILE", str(users))
+    monkeypatch.setattr(signin_limit, "LIMIT", signin_limit.SignInLimit(5, 900))
     return app_env
 
 
@@ -86,6 +87,34 @@ def test_nothing_but_the_sign_in_page_until_a_user_signs_in(team_env):
     assert "Signed in as **Ana** (analyst)" in sidebar_text(at)
     at.switch_page("pages/ask.py").run()
     assert at.selectbox(key="db_picker_ask").value == "sample:shop"
+
+
+def test_wrong_passwords_make_that_username_wait_in_every_browser(team_env, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(signin_limit, "LIMIT",
+                        signin_limit.SignInLimit(3, 600, clock=lambda: now[0]))
+    first = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    first.run()
+    for _ in range(3):
+        sign_in(first, "ana", "guess-guess")
+        assert errors(first) == ["That username and password do not match an account."]
+    sign_in(first, "ana", PASSWORDS["ana"])  # the right password, but too late
+    assert errors(first) == ["Too many wrong passwords for this username: try again in "
+                             "10 minutes."]
+    assert not first.selectbox  # still the sign-in page
+    other = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    other.run()
+    sign_in(other, "ana", PASSWORDS["ana"])  # another browser waits the same
+    assert errors(other)[0].startswith("Too many wrong passwords")
+    for _ in range(3):  # a username nobody has is counted alike: the wait reveals nothing
+        sign_in(other, "nobody", "guess-guess")
+    sign_in(other, "nobody", "guess-guess")
+    assert errors(other)[0].startswith("Too many wrong passwords")
+    sign_in(other, "bo", PASSWORDS["bo"])  # other users are not held up
+    assert errors(other) == [] and "Signed in as **Bo**" in sidebar_text(other)
+    now[0] += 601
+    sign_in(first, "ana", PASSWORDS["ana"])
+    assert errors(first) == [] and "Signed in as **Ana**" in sidebar_text(first)
 
 
 def test_a_users_file_that_cannot_be_used_is_one_message(team_env, monkeypatch, tmp_path):

@@ -38,6 +38,10 @@ def _sign_in(page, url: str, user: str) -> None:
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text(f"Signed in as {user.title()}").wait_for()
     _idle(page)
+    for _ in range(100):  # the sign-in cookie is written by a component, a moment later
+        if any(c["name"] == "text2sql_studio_auth" for c in page.context.cookies()):
+            break
+        page.wait_for_timeout(100)
 
 
 def test_sign_in_own_uploads_reload_and_sign_out(browser, team_url, tmp_path):
@@ -69,11 +73,16 @@ def _walk(browser, ana, team_url, tmp_path) -> None:
     screenshot(ana, "team-signed-in-ask")
 
     bo = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    _sign_in(bo, team_url, "bo")
+    _sign_in(bo, team_url + "/history", "bo")  # signed in on the page the address named
+    bo.get_by_role("heading", name="History & annotation").wait_for()
+    bo.goto(team_url)
     bo.get_by_text("Saved databases (0)").wait_for()  # ana's upload is private
 
-    ana.reload()  # the signed cookie keeps the session signed in
-    ana.get_by_text("Signed in as Ana").wait_for()
+    ana.goto(team_url + "/history")  # the signed cookie keeps the session signed in,
+    ana.get_by_text("Signed in as Ana").wait_for()  # on the page the address names
+    ana.get_by_role("heading", name="History & annotation").wait_for()
+    _idle(ana)
+    ana.goto(team_url)
     ana.get_by_text("Saved databases (1)").wait_for()
     ana.get_by_role("button", name="Sign out").click()
     ana.get_by_label("Username").wait_for()
