@@ -190,6 +190,21 @@ def test_a_copy_that_cannot_be_written_leaves_no_partial_file(store, tmp_path, m
     assert list(library_dir().glob("*")) == [] and store.saved_databases() == []
 
 
+def test_a_half_written_copy_a_killed_server_left_is_removed_by_the_next_save(store, tmp_path):
+    import os
+    import time
+
+    library_dir().mkdir(parents=True, exist_ok=True)
+    stale, fresh = library_dir() / "old-1234.partial", library_dir() / "new-5678.partial"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a database")
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    keep(store, "pets.sqlite", sqlite_file(tmp_path / "pets.sqlite").read_bytes())
+    assert not stale.exists()
+    assert fresh.exists()  # another session may still be writing it
+
+
 def test_an_entry_registered_before_the_rules_or_outside_them_now_does_not_open(
         store, tmp_path, monkeypatch, isolated_studio):
     """Registrations are checked again when opened: one made under laxer rules (the studio's

@@ -25,6 +25,7 @@ import hashlib
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 from agents.db import wal
@@ -127,6 +128,30 @@ def _remove_copy(store, path: str) -> None:
     target.unlink()
 
 
+STALE_PARTIAL_SECONDS = 600  # a copy still being written by another session is younger
+
+
+def remove_stale_partials(folder: Path | None = None, *, older_than: float = STALE_PARTIAL_SECONDS
+                          ) -> list[Path]:
+    """Delete the half-written copies (``*.partial``) a killed server left in the library,
+    which no entry lists and no size limit counts; the removed paths."""
+    folder = folder or library_dir()
+    removed = []
+    try:
+        leftovers = list(folder.glob("*.partial"))
+    except OSError:
+        return removed
+    for path in leftovers:
+        try:
+            if time.time() - path.stat().st_mtime >= older_than:
+                path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+                path.unlink()
+                removed.append(path)
+        except OSError:  # gone meanwhile, or not ours to remove: the next save tries again
+            continue
+    return removed
+
+
 def save_upload(store, db: Database, file_name: str, data: bytes, *,
                 max_bytes: int, shared: bool = False) -> dict:
     """Keep an upload that :meth:`Database.from_bytes` accepted as ``db``: a read-only copy in
@@ -134,6 +159,7 @@ def save_upload(store, db: Database, file_name: str, data: bytes, *,
     different database has that name, which is left as it is. ``shared`` makes it the team's.
     Raises :class:`LibraryError` when the library would exceed its size limit."""
     content = _database_bytes(data, max_bytes)
+    remove_stale_partials()
     digest = hashlib.sha256(content).hexdigest()[:12]
     target = library_dir() / f"{_file_stem(db.name)}-{digest}.sqlite"
     name = free_name(store, db.name, str(target))
