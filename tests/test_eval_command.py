@@ -131,7 +131,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     from agents.pipelines import get_pipeline
 
     macsql = get_pipeline("macsql")
-    assert macsql.earlier_defaults == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
+    assert macsql.replay_defaults() == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
                                        "name_rewrite": False, "use_selector": "auto",
                                        "value_grounding": "off", **FINAL_CHECK_OFF}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,

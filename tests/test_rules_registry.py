@@ -86,3 +86,21 @@ def test_a_nested_switch_names_a_switch_of_its_own_pipeline(pipeline):
     drawn = [s.name for entries in pipeline.param_groups().values()
              for parent, nested in entries for s in (parent, *nested)]
     assert sorted(drawn) == sorted(names)  # Settings draws every parameter exactly once
+
+
+@pytest.mark.parametrize("pipeline", list_pipelines(), ids=lambda p: p.name)
+def test_a_rule_turned_on_later_replays_off_where_it_says(pipeline):
+    """A rule's ``recorded_off`` names pipelines that use it and whose default is now on, and
+    its ``off`` is a value their switch takes: a run recorded without the switch replays with
+    it off. A paper option's earlier default stays with its pipeline, a rule's never does."""
+    params = {p.name: p for p in pipeline.params}
+    replay = pipeline.replay_defaults()
+    for r in RULES:
+        if pipeline.name not in r.recorded_off:
+            continue
+        assert r.name in pipeline.rules
+        for name in ((r.switch,) if r.switch else ()) + r.nested:
+            assert params[name].coerce(r.off) == r.off != params[name].default
+            assert replay[name] == r.off
+    assert not [k for k in pipeline.earlier_defaults if rule_of_switch(k)]
+    assert pipeline.resolve_recorded({}) == pipeline.resolve_params(replay)

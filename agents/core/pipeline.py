@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from agents.core.step_context import StepContext
+from agents.rules.registry import recorded_defaults
 
 PAPER = "paper"    # ParamSpec.origin: an option of the pipeline's paper
 STUDIO = "studio"  # ParamSpec.origin: a studio addition (a rule, a small-model variant)
@@ -104,8 +105,9 @@ class Pipeline:
     # The post-hoc rules this pipeline uses, by name (:data:`agents.rules.registry.RULES`):
     # their switches are among ``params`` (``origin=STUDIO``).
     rules: tuple[str, ...] = ()
-    # Parameters whose default changed, each with its default before: a run or an evaluation
-    # recorded without the parameter ran with that value, not today's (``resolve_recorded``).
+    # Options of the paper whose default changed, each with its default before: a run or an
+    # evaluation recorded without the parameter ran with that value, not today's
+    # (``resolve_recorded``). The rules' switches say theirs in the registry (``recorded_off``).
     earlier_defaults: dict[str, Any] = {}
     # A step (one of ``steps``) the engine goes on to where any other step would end the run,
     # when ``closes`` says it has something to do: a check of the final SQL shared by several
@@ -172,7 +174,13 @@ class Pipeline:
         """The parameters a recorded run or evaluation ran with: those it names, one it does
         not name at its default of the time if that default has changed since, the rest at
         today's defaults. Resuming an old run must not change what its earlier steps meant."""
-        return self.resolve_params({**self.earlier_defaults, **(recorded or {})})
+        return self.resolve_params({**self.replay_defaults(), **(recorded or {})})
+
+    def replay_defaults(self) -> dict[str, Any]:
+        """Every parameter whose default changed since runs were recorded, with its default
+        before: the paper's options (``earlier_defaults``) and the switches of the rules this
+        pipeline uses that were turned on later (:func:`agents.rules.registry.recorded_defaults`)."""
+        return {**recorded_defaults(self.name, self.rules), **self.earlier_defaults}
 
     def final_sql(self, data: dict) -> str | None:
         return data.get("sql")

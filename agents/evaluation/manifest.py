@@ -65,20 +65,20 @@ def check_manifest(out: Path, manifest: dict) -> None:
 def _params_of_the_time(out: Path) -> dict[str, dict]:
     """What a manifest written before parameters were recorded meant: every pipeline with
     results in the folder ran with its defaults of that time (``{}``, which
-    :meth:`~agents.core.engine.Pipeline.resolve_recorded` reads with its ``earlier_defaults``)."""
+    :meth:`~agents.core.engine.Pipeline.resolve_recorded` reads with its ``replay_defaults()``)."""
     return {r["pipeline"]: {} for r in ResultsFile(out / RESULTS_FILE).read() if "pipeline" in r}
 
 
 def recorded_params(params: dict[str, dict], pipelines) -> dict[str, dict]:
     """Per evaluated pipeline, the parameters ``--param`` set away from their defaults, and
-    every parameter whose default has changed (``Pipeline.earlier_defaults``) written out, so a
+    every parameter whose default has changed (``Pipeline.replay_defaults()``) written out, so a
     manifest read after a later change still says what ran."""
     result = {}
     for pipeline in pipelines:
         defaults = pipeline.resolve_params(None)
         values = pipeline.resolve_params(params.get(pipeline.name, {}))
         result[pipeline.name] = {k: v for k, v in values.items()
-                                 if defaults.get(k) != v or k in pipeline.earlier_defaults}
+                                 if defaults.get(k) != v or k in pipeline.replay_defaults()}
     return result
 
 

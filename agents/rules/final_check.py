@@ -82,8 +82,6 @@ PARTS = "drop_unrelated_part_joins"
 CASE = "match_stored_case"
 STEP = "final_check"
 RULES = (JOINS, FROM_TABLE, KEYS, PARTS, CASE)
-# What a run recorded before the Final check (or before one of its rules) did: every rule off.
-EARLIER_DEFAULTS = dict.fromkeys(RULES, False)
 LONG_WORD = 4   # shorter words must match a table name's word whole
 
 

@@ -22,6 +22,7 @@ may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names eve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # kinds: what a rule may do to the answer
 LINT = "lint"                    # reports only: SQL unchanged (a hint, a note, a verdict,
@@ -59,6 +60,11 @@ class Rule:
     nested: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()  # ``param=value`` choices of a paper option that use it
     measured: str = ""
+    # The pipelines that ran before this rule was on by default: a run or an evaluation of
+    # theirs recorded without its switches ran with them at ``off`` (its switch and nested
+    # ones alike), which is what replaying or resuming it must use (:func:`recorded_defaults`).
+    recorded_off: tuple[str, ...] = ()
+    off: Any = False
 
     def __post_init__(self):
         if self.kind not in KINDS or self.hook not in HOOKS:
@@ -69,11 +75,11 @@ RULES: tuple[Rule, ...] = (
     Rule("whole_part", "Whole schema part", LINT, SCHEMA_CONTEXT,
          "a cut schema keeps the whole small part of the best-ranked table, written first",
          "agents.retrieval.whole_part", switch="keep_whole_part",
-         measured="bench/results/wholepart2-*"),
+         measured="bench/results/wholepart2-*", recorded_off=("baseline",)),
     Rule("value_grounding", "Value grounding", LINT, SCHEMA_CONTEXT,
          "looks the question's words up among stored values and shows the matches to the writers",
          "agents.retrieval.value_grounding", switch="value_grounding",
-         measured="bench/results/grounding-examples-*"),
+         measured="bench/results/grounding-examples-*", recorded_off=("macsql",), off="off"),
     Rule("demonstration_names", "Demonstration names", LINT, SCHEMA_CONTEXT,
          "notes names a model copied from a prompt's worked example instead of the database",
          "agents.rules.demonstration"),
@@ -94,15 +100,16 @@ RULES: tuple[Rule, ...] = (
     Rule("name_rewrite", "Runnable ending", CHANGES_RESULT, REPAIR_ENDING,
          "SQL left failing on a column name becomes the one clear change that makes it run",
          "agents.rules.runnable_ending", switch="name_rewrite",
-         measured="bench/results/rewrite-*, bench/results/endings-*"),
+         measured="bench/results/rewrite-*, bench/results/endings-*",
+         recorded_off=("macsql", "deasql", "r3", "csma")),
     Rule("aggregate_gate", "Arbitrary-row gate", CHANGES_RESULT, AGREEMENT_CHECK,
          "a revision that leaves an aggregate beside an ungrouped column is refused",
          "agents.rules.arbitrary_rows", switch="aggregate_gate",
-         measured="bench/results/aggregate-gate-*"),
+         measured="bench/results/aggregate-gate-*", recorded_off=("r3",)),
     Rule("ignore_unread_joins", "Unread joins agree", CHANGES_RESULT, AGREEMENT_CHECK,
          "SQL differing from another only by a join nothing reads counts as agreeing",
          "agents.rules.unread_joins", switch="ignore_unread_joins",
-         measured="bench/results/unread-joins-*"),
+         measured="bench/results/unread-joins-*", recorded_off=("csma",)),
     Rule("outer_column_check", "Outer column in a subquery", CHANGES_RESULT, AGREEMENT_CHECK,
          "a subquery selecting a column of the outer query is reported as failing the check",
          "agents.rules.outer_columns", switch="outer_column_check",
@@ -110,15 +117,16 @@ RULES: tuple[Rule, ...] = (
     Rule("global_writer", "Global writer", CHANGES_RESULT, REPAIR_ENDING,
          "when the agents end on SQL that fails, one writer answers from the global schema",
          "agents.pipelines.csma.global_writer", switch="global_writer",
-         measured="bench/results/global-writer-*"),
+         measured="bench/results/global-writer-*", recorded_off=("csma",)),
     Rule("global_check", "Global check", CHANGES_RESULT, AGREEMENT_CHECK,
          "when no check agreed with the agents' SQL, the global writer's result decides",
          "agents.pipelines.csma.global_writer", switch="global_check",
-         nested=("global_data_first",), measured="bench/results/global-check-*"),
+         nested=("global_data_first",), measured="bench/results/global-check-*",
+         recorded_off=("csma",)),
     Rule("data_first", "Data first", CHANGES_RESULT, AGREEMENT_CHECK,
          "the vote sets aside results holding no data while another candidate's holds some",
          "agents.pipelines.selection.voting", switch="data_first",
-         measured="bench/results/data-first-*"),
+         measured="bench/results/data-first-*", recorded_off=("selection",)),
     Rule("unrelated_parts", "Unrelated parts", CHANGES_RESULT, REPAIR_ENDING,
          "a candidate reading parts of the schema no key connects gets one repair told so",
          "agents.rules.unrelated_parts", switch="unrelated_parts",
@@ -128,11 +136,12 @@ RULES: tuple[Rule, ...] = (
          "agents.rules.final_check", switch="drop_unread_joins",
          nested=("drop_unread_from_table", "read_through_join_keys",
                  "drop_unrelated_part_joins"),
-         measured="bench/results/final-check-*, bench/results/final-check-wider-*"),
+         measured="bench/results/final-check-*, bench/results/final-check-wider-*",
+         recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
     Rule("match_stored_case", "Stored case", CHANGES_RESULT, FINAL_ANSWER,
          "a string compared in a case the column does not store becomes the stored spelling",
          "agents.rules.stored_case", switch="match_stored_case",
-         measured="bench/results/case-check-*"),
+         measured="bench/results/case-check-*", recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
 )
 
 _BY_NAME = {rule.name: rule for rule in RULES}
@@ -153,6 +162,17 @@ def rule_of_switch(param: str) -> Rule | None:
         if param == r.switch or param in r.nested:
             return r
     return None
+
+
+def recorded_defaults(pipeline: str, names) -> dict[str, Any]:
+    """What a run of ``pipeline`` recorded without the switches of its rules ``names`` ran
+    with, for the rules that were turned on after it had runs (``Rule.recorded_off``)."""
+    found: dict[str, Any] = {}
+    for r in map(rule, names):
+        if pipeline in r.recorded_off:
+            for param in ((r.switch,) if r.switch else ()) + r.nested:
+                found[param] = r.off
+    return found
 
 
 def rules_table(pipelines=()) -> str:

@@ -68,8 +68,6 @@ class Baseline(Retrieving, Pipeline):
                   help="schema text: ddl (CREATE TABLE, example values as comments) or "
                        "macsql (MAC-SQL's column lists)"),
     ]
-    # Runs recorded before the option wrote only the tables retrieval chose.
-    earlier_defaults = {whole_part.PARAM: False}
     steps = [retrieval_step(then=("writer",)),
              Step("writer", "SQL Writer", write_sql, "Write the SQL", then=(END,))]
     # The writer's prompt holds the schema in the chosen format, the question and ~150 tokens

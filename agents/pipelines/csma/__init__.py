@@ -232,10 +232,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # compared and no global writer, were the defaults before the compact variant, the
     # agreement check, the rewrite, the unread-join rule and the global writer (and its check)
     # measured better
-    earlier_defaults = {"variant": PAPER, "check_method": VERDICT, "name_rewrite": False,
-                        "ignore_unread_joins": False, global_writer.PARAM: False,
-                        global_writer.CHECK_PARAM: False, global_writer.DATA_FIRST_PARAM: False,
-                        **final_check.EARLIER_DEFAULTS}
+    earlier_defaults = {"variant": PAPER, "check_method": VERDICT}
     # Round steps take the agent's number: ``extract:2`` is agent 2's extraction.
     steps = [
         retrieval_step(then=("partition",)),

@@ -81,7 +81,7 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # the paper's prompts, a run failing on SQL that does not run, and the SQL ending as
     # written were the defaults before the compact variant, the runnable ending and the Join
     # check measured better
-    earlier_defaults = {"variant": PAPER, "name_rewrite": False, **final_check.EARLIER_DEFAULTS}
+    earlier_defaults = {"variant": PAPER}
     steps = [
         retrieval_step(then=("elements",)),
         Step("elements", "Elements identification", elements.run,

@@ -77,8 +77,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # no value lookup and the SQL ending as written were the defaults before graded, tables,
     # the runnable ending, the context rule, value examples and the Final check measured better
     earlier_defaults = {"decomposer_prompt": "paper", "refiner_prompt": "paper",
-                        "name_rewrite": False, "use_selector": "auto", "value_grounding": "off",
-                        **final_check.EARLIER_DEFAULTS}
+                        "use_selector": "auto"}
     steps = [
         retrieval_step(then=("selector",)),
         Step("selector", "Selector", selector.run, "Select the relevant tables and columns",

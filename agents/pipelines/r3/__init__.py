@@ -87,8 +87,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # the paper's behaviour was the default before the small-model options, the runnable
     # ending and the Final check measured better
     earlier_defaults = {"writer_style": "cot", "review_prompt": "paper",
-                        "revision_gate": "paper", "fix_prompt": "paper", "name_rewrite": False,
-                        "aggregate_gate": False, **final_check.EARLIER_DEFAULTS}
+                        "revision_gate": "paper", "fix_prompt": "paper"}
     steps = [
         retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),

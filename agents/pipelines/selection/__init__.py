@@ -170,9 +170,8 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     # and ended on the chosen SQL as written before the Final check measured better,
     # and wrote every candidate in the order of trust before the draft answer and the
     # decided-vote stop (which change only when and whether a candidate is written)
-    earlier_defaults = {"decomposer_prompt": "paper", "data_first": False,
-                        "draft_first": False, "stop_when_decided": False,
-                        **final_check.EARLIER_DEFAULTS}
+    earlier_defaults = {"decomposer_prompt": "paper", "draft_first": False,
+                        "stop_when_decided": False}
 
     def initial_data(self, ctx: StepContext) -> dict:
         return steps.initial_data(ctx)
