@@ -163,6 +163,11 @@ BENCHMARKS = [
               "builds Spider's dev databases merged into one file, and with the training "
               "schemas as empty distractor tables (bench/merged/); times their introspection",
               "the Spider dataset", "about 20 s", True, _spider_ready),
+    Benchmark("renamed-spider", ["bench/renamed_spider.py", "--data", str(SPIDER)],
+              "builds Spider's dev databases with renamed schemas and the unread questions "
+              "with rewritten gold SQL, checked to return the original's rows "
+              "(bench/runs/spider-renamed/)", "the Spider dataset", "a few seconds", True,
+              _spider_ready),
     Benchmark("hostile-inputs", ["bench/hostile_inputs.py", "run"],
               "generated hostile statements and files against the hard limits: refused, ran, "
               "slowest against the limit, peak memory",
