@@ -8,8 +8,8 @@ import pytest
 
 from agents.core.engine import END, resume_run, run_to_end
 from agents.pipelines import get_pipeline
-from agents.rules.final_check import (FinalCheck, ending_for, question_names, stored_case,
-    unnamed_unread_joins)
+from agents.rules.final_check import FinalCheck, ending_for, stored_case
+from agents.rules.question_joins import question_names, unnamed_unread_joins
 from agents.db.safe_sql import ExecResult
 from dbfactory import TWO_APPLICATIONS_SQL
 from final_check_cases import ACROSS, BY_KEY, JOINED, PLAIN, SURFACE
@@ -368,3 +368,24 @@ def test_the_bench_replay_names_the_left_out_table_of_another_part(tmp_path, wor
     [row] = report["rows"]
     assert (row["before"], row["after"]) == (False, True)
     assert row["tables"] == ["continents"] and row["apart"] == ["continents"]
+
+
+def test_the_final_answer_rules_act_in_the_registry_s_order_and_only_where_listed(small_db):
+    """The Final check calls the rules declared at the final-answer hook that the pipeline
+    lists and its parameters turn on (``registry.acting_at``), joins before values."""
+    from agents.rules import final_check
+    from agents.rules.registry import FINAL_ANSWER, acting_at
+
+    assert [r.name for r in acting_at(FINAL_ANSWER, ("match_stored_case", "drop_unread_joins",
+                                                     "error_hints"), BOTH)] == [
+        "drop_unread_joins", "match_stored_case"]
+    assert acting_at(FINAL_ANSWER, ("drop_unread_joins",), {"drop_unread_joins": False}) == []
+    question = "Which singers are from France?"
+    lower = JOINED.replace("'France'", "'france'")
+    both = final_check.mend(lower, small_db.schema, question, small_db, BOTH, timeout=1)
+    assert both.sql == PLAIN and both.tables == ["concert"]
+    joins_only = final_check.mend(lower, small_db.schema, question, small_db, BOTH, timeout=1,
+                                  rules=("drop_unread_joins",))
+    assert joins_only.values == [] and "'france'" in joins_only.sql
+    assert final_check.mend(lower, small_db.schema, question, small_db, BOTH, timeout=1,
+                            rules=("whole_part",)) is None

@@ -104,3 +104,10 @@ def test_a_rule_turned_on_later_replays_off_where_it_says(pipeline):
             assert replay[name] == r.off
     assert not [k for k in pipeline.earlier_defaults if rule_of_switch(k)]
     assert pipeline.resolve_recorded({}) == pipeline.resolve_params(replay)
+
+
+@pytest.mark.parametrize("r", [r for r in RULES if r.acts], ids=lambda r: r.name)
+def test_a_rule_that_acts_names_a_function_that_exists(r):
+    assert callable(registry.action(r))
+    with pytest.raises(ValueError, match="module:function"):
+        Rule("x", "X", r.kind, r.hook, "", r.module, acts="no_colon")

@@ -62,18 +62,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import sqlglot
-from sqlglot import exp
-
 from agents.core.engine import END, STUDIO, ParamSpec, Step, StepContext
 from agents.outputs.base import Output, register
 from agents.outputs.common import indent
-from agents.retrieval.ranking import query_words, words
 from agents.db.sqltext import format_sql
-from agents.rules.unread_joins import unread_joins
-from agents.rules.unrelated_parts import joins_unrelated_part
+from agents.rules.question_joins import counts_one_per_group, unnamed_unread_joins
 from agents.rules.stored_case import stored_case
-from agents.rules.registry import rule
+from agents.rules.registry import FINAL_ANSWER, RULES as REGISTERED, acting_at, action, rule
 
 JOINS = "drop_unread_joins"
 FROM_TABLE = "drop_unread_from_table"
@@ -82,7 +77,6 @@ PARTS = "drop_unrelated_part_joins"
 CASE = "match_stored_case"
 STEP = "final_check"
 RULES = (JOINS, FROM_TABLE, KEYS, PARTS, CASE)
-LONG_WORD = 4   # shorter words must match a table name's word whole
 
 
 def param_specs() -> list[ParamSpec]:
@@ -103,105 +97,7 @@ def param_specs() -> list[ParamSpec]:
                            "case is written as stored")]
 
 
-# -- joins nothing reads --------------------------------------------------------------------
-
-def question_names(question: str, table: str, others: tuple[str, ...] = ()) -> bool:
-    """Whether a word of ``question`` names ``table`` and none of ``others`` (the query's other
-    tables; see the module's docstring). Any word of the question counts for a whole word of
-    the name (a table may be called ``show``)."""
-    def named(word: str, name: str, whole: bool) -> bool:
-        own = words(name)
-        return word in own or (not whole and len(word) >= LONG_WORD and any(
-            word in w or w in word for w in own if len(w) >= LONG_WORD))
-
-    asked = query_words(question)
-    candidates = [(w, w not in asked) for w in dict.fromkeys(words(question))]
-    return any(named(word, table, whole) and not any(named(word, o, whole) for o in others)
-               for word, whole in candidates)
-
-
-def question_reads(question: str, join: exp.Join, select: exp.Select, schema) -> bool:
-    """Whether the question names the joined table, or, in a query that counts, a word of one
-    of its columns outside the join's condition that no other table of the query has ("the
-    number of *employees* hired by each shop" joins ``hiring`` for its ``Employee_ID``, to
-    count them): such a join is what the question asks for, even when the SQL reads nothing of
-    it but a count. In a query that counts nothing, a word of such a column is no sign of the
-    join: the SQL answers it from another table ("the *last* name of the student who has a
-    cat", read from ``Student.LName``, is no reason to keep a join of a ``Students`` table with
-    a ``last_name``)."""
-    table = join.this
-    others = tuple(t.name for t in select.find_all(exp.Table) if t is not table)
-    if question_names(question, table.name, others):
-        return True
-    known = schema.table(table.name)
-    if known is None:
-        return True
-    if not _counts(select):
-        return False
-    alias = table.alias_or_name.casefold()
-    on = join.args.get("on")
-    in_condition = {c.name.casefold() for c in (on.find_all(exp.Column) if on else [])
-                    if c.table.casefold() == alias}
-    own = {w for c in known.column_names() if c.casefold() not in in_condition
-           for w in words(c)}
-    theirs = set()   # the words of the other tables' columns
-    for other in select.find_all(exp.Table):
-        found = schema.table(other.name) if other is not table else None
-        if found is not None and found.name != known.name:
-            theirs |= {w for c in found.column_names() for w in words(c)}
-    return bool((own - theirs) & set(query_words(question)))
-
-
-def _counts(select: exp.Select) -> bool:
-    """Whether ``select`` itself counts (a ``COUNT`` of its own, not of a query inside it)."""
-    return any(count.parent_select is select for count in select.find_all(exp.Count))
-
-
-def unnamed_unread_joins(sql: str | None, schema, question: str, *, from_table: bool = False,
-                         through_keys: bool = False, whole=None,
-                         named_apart: list[str] | None = None):
-    """``sql`` without its joins of tables nothing reads and the question does not ask for (a
-    :class:`~agents.rules.unread_joins.WithoutUnreadJoins`), or None; with ``from_table`` the
-    ``FROM`` table counts as joined. Given ``whole``, the database's whole schema, a table of
-    a part of it that no foreign key links to the query's other tables is left out even where
-    the question names it (:func:`~agents.rules.unrelated_parts.joins_unrelated_part`); such a table
-    the question does name is added to ``named_apart``, if given, so the trace can say why."""
-    def keep(join, select) -> bool:
-        named = question_reads(question, join, select, schema)
-        if whole is not None and joins_unrelated_part(join, select, whole):
-            if named and named_apart is not None and join.this.name not in named_apart:
-                named_apart.append(join.this.name)
-            return False
-        return named
-
-    return unread_joins(sql, schema, keep=keep, from_table=from_table, through_keys=through_keys)
-
-
-def counts_one_per_group(sql: str, db, *, timeout: float) -> bool:
-    """Whether ``sql`` (a version without its joins) groups and counts, and every group holds
-    one row: then the count counted the joined rows ("the teacher with the most lessons",
-    grouped by teacher), and the join is what the question asks for, named or not."""
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except Exception:  # SQL sqlglot cannot read: nothing to check
-        return False
-    if not isinstance(tree, exp.Select) or not tree.args.get("group") \
-            or tree.find(exp.Count) is None:
-        return False
-    probe = tree.copy()
-    for part in ("order", "limit", "offset", "having", "distinct"):
-        probe.set(part, None)
-    probe.set("expressions", [exp.alias_(exp.Count(this=exp.Star()), "n")])
-    largest = db.execute(f"SELECT MAX(n) FROM ({probe.sql(dialect='sqlite')})",
-                         timeout=timeout, max_rows=1)
-    return bool(largest.ok and largest.rows and largest.rows[0][0] is not None
-                and largest.rows[0][0] <= 1)
-
-
-# -- values in the wrong case ---------------------------------------------------------------
-
-
-# -- the step -------------------------------------------------------------------------------
+# -- the rules' actions, called at the final-answer hook (registry.acting_at) ---------------
 
 @dataclass(frozen=True)
 class Mended:
@@ -212,30 +108,61 @@ class Mended:
     apart: list[str] = field(default_factory=list)  # tables left out: the question named them,
     #                                                  but they lie in an unrelated part
 
+    def then(self, change: "Mended") -> "Mended":
+        """This change followed by ``change`` (made on this one's SQL)."""
+        return Mended(sql=change.sql, tables=self.tables + change.tables,
+                      by_key=self.by_key + change.by_key, values=self.values + change.values,
+                      apart=self.apart + change.apart)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a final-answer rule may look at besides the SQL."""
+    schema: object
+    question: str
+    db: object
+    params: dict
+    timeout: float
+
+
+def leave_out_unread_joins(sql: str, seen: Seen) -> Mended | None:
+    """``drop_unread_joins``: the SQL without the joins nothing reads and the question does
+    not ask for (with the options nested under it), unless the count needs them."""
+    params, named_apart = seen.params, []
+    without = unnamed_unread_joins(sql, seen.schema, seen.question,
+                                   from_table=bool(params.get(FROM_TABLE)),
+                                   through_keys=bool(params.get(KEYS)),
+                                   whole=seen.db.schema if params.get(PARTS) else None,
+                                   named_apart=named_apart)
+    if without is None or counts_one_per_group(without.sql, seen.db, timeout=seen.timeout):
+        return None
+    return Mended(sql=without.sql, tables=without.tables, by_key=without.by_key, values=[],
+                  apart=[t for t in named_apart if t in without.tables])
+
+
+def write_values_as_stored(sql: str, seen: Seen) -> Mended | None:
+    """``match_stored_case``: the SQL with each compared string in the case its column
+    stores it."""
+    cased = stored_case(sql, seen.db, seen.schema, timeout=seen.timeout)
+    return None if cased is None else Mended(sql=cased.sql, tables=[], by_key=[],
+                                             values=cased.values)
+
+
+ALL_RULES = tuple(r.name for r in REGISTERED)
+
 
 def mend(sql: str | None, schema, question: str, db, params: dict, *,
-         timeout: float) -> Mended | None:
-    """What the enabled rules make of ``sql`` (joins first, then values), or None when they
-    change nothing. The SQL is not run here."""
-    tables: list[str] = []
-    by_key: list[str] = []
-    values: list[tuple[str, str]] = []
-    named_apart: list[str] = []
-    if params.get(JOINS):
-        without = unnamed_unread_joins(sql, schema, question,
-                                       from_table=bool(params.get(FROM_TABLE)),
-                                       through_keys=bool(params.get(KEYS)),
-                                       whole=db.schema if params.get(PARTS) else None,
-                                       named_apart=named_apart)
-        if without is not None and not counts_one_per_group(without.sql, db, timeout=timeout):
-            sql, tables, by_key = without.sql, without.tables, without.by_key
-    if params.get(CASE):
-        cased = stored_case(sql, db, schema, timeout=timeout)
-        if cased is not None:
-            sql, values = cased.sql, cased.values
-    return (Mended(sql=sql, tables=tables, by_key=by_key, values=values,
-                   apart=[t for t in named_apart if t in tables])
-            if tables or values else None)
+         timeout: float, rules=ALL_RULES) -> Mended | None:
+    """What the final-answer rules among ``rules`` that ``params`` turns on make of ``sql``,
+    one after the other in the registry's order (joins first, then values), or None when
+    they change nothing. The SQL is not run here."""
+    seen = Seen(schema=schema, question=question, db=db, params=params, timeout=timeout)
+    total = Mended(sql=sql, tables=[], by_key=[], values=[])
+    for acting in acting_at(FINAL_ANSWER, rules, params):
+        change = action(acting)(total.sql, seen)
+        if change is not None:
+            total = total.then(change)
+    return total if total.tables or total.values else None
 
 
 def ending_for(sql: str | None, schema, question: str, db, params: dict, *, timeout: float,
@@ -325,7 +252,7 @@ class ChecksFinalSQL:
         """A final SQL that runs and that an enabled rule changes (what a query that fails
         reads is not known: its names are wrong)."""
         sql = self.final_sql(ctx.data)
-        if not sql or not (ctx.params.get(JOINS) or ctx.params.get(CASE)):
+        if not sql or not acting_at(FINAL_ANSWER, self.rules, ctx.params):
             return False
         if _mended(ctx, sql) is None:  # most runs: nothing to mend, the SQL is not run again
             return False
@@ -341,7 +268,7 @@ def _mended(ctx: StepContext, sql: str) -> Mended | None:
     if known is None or known[0] != key:
         known = (key,
                  mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
-                      timeout=ctx.limits.timeout))
+                      timeout=ctx.limits.timeout, rules=ctx.pipeline.rules))
         ctx._final_check = known
     return known[1]
 

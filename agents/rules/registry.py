@@ -13,7 +13,8 @@ on SQL that runs, a join nothing reads dropped from the final answer. Each rule 
   that only matter under it;
 - where it comes from (a paper, or the studio) and where its measurement is kept in ``bench/``.
 
-Pipelines list the rules they use (``Pipeline.rules``); Settings draws their switches under
+Pipelines list the rules they use (``Pipeline.rules``); a rule with an action (``acts``) is
+called at its hook by the step that owns it (:func:`acting_at`, :func:`action`); Settings draws their switches under
 "Studio additions" (or beneath the option they depend on), ``python -m agents rules`` prints the table of :func:`rules_table` and
 ``docs/rules.md`` holds it. This module is data only: it imports no rule's code, so any layer
 may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names every rewrite.
@@ -21,8 +22,9 @@ may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names eve
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterable
 
 # kinds: what a rule may do to the answer
 LINT = "lint"                    # reports only: SQL unchanged (a hint, a note, a verdict,
@@ -65,10 +67,15 @@ class Rule:
     # ones alike), which is what replaying or resuming it must use (:func:`recorded_defaults`).
     recorded_off: tuple[str, ...] = ()
     off: Any = False
+    # ``"module:function"`` the engine calls at the hook (:func:`acting_at`); empty
+    # for a rule the code of its hook still calls itself
+    acts: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS or self.hook not in HOOKS:
             raise ValueError(f"rule {self.name!r}: unknown kind or hook")
+        if self.acts and ":" not in self.acts:
+            raise ValueError(f"rule {self.name!r}: acts must be 'module:function'")
 
 
 RULES: tuple[Rule, ...] = (
@@ -134,6 +141,7 @@ RULES: tuple[Rule, ...] = (
     Rule("drop_unread_joins", "Unread joins dropped", CHANGES_RESULT, FINAL_ANSWER,
          "the final SQL loses a join nothing reads and the question does not name",
          "agents.rules.final_check", switch="drop_unread_joins",
+         acts="agents.rules.final_check:leave_out_unread_joins",
          nested=("drop_unread_from_table", "read_through_join_keys",
                  "drop_unrelated_part_joins"),
          measured="bench/results/final-check-*, bench/results/final-check-wider-*",
@@ -141,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     Rule("match_stored_case", "Stored case", CHANGES_RESULT, FINAL_ANSWER,
          "a string compared in a case the column does not store becomes the stored spelling",
          "agents.rules.stored_case", switch="match_stored_case",
+         acts="agents.rules.final_check:write_values_as_stored",
          measured="bench/results/case-check-*", recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
 )
 
@@ -189,3 +198,25 @@ def rules_table(pipelines=()) -> str:
         lines.append(f"| {r.title} | {r.kind} | {r.hook} | {switch} | {r.origin} | "
                      f"{users or '-'} | {r.summary} | {r.measured or '-'} |")
     return "\n".join(lines)
+
+
+# -- hooks: where a run hands its SQL to the declared rules -----------------------------------
+# A rule that names its action (``Rule.acts``, ``"module:function"``) is called by the engine at
+# its hook, never wired by hand: the step that owns the hook asks :func:`acting_at` which of the
+# pipeline's rules are on and calls each :func:`action` in this registry's order, every one of a
+# hook with the same signature (``final answer``: ``(sql, seen) -> change or None``, see
+# :mod:`agents.rules.final_check`), as sqlglot's optimizer runs its ``RULES`` one after another.
+
+def acting_at(hook: str, names: Iterable[str], params: dict) -> list[Rule]:
+    """The rules among ``names`` (a pipeline's ``rules``) that act at ``hook`` and that
+    ``params`` turns on (a rule without a switch is always on), in the registry's order."""
+    chosen = set(names)
+    return [r for r in RULES if r.hook == hook and r.acts and r.name in chosen
+            and (r.switch is None or bool(params.get(r.switch)))]
+
+
+def action(r: Rule) -> Callable:
+    """The function ``r`` acts with, loaded when first asked: this module imports no rule's
+    code, so any layer may read it."""
+    module, _, name = r.acts.partition(":")
+    return getattr(importlib.import_module(module), name)
