@@ -49,6 +49,26 @@ def llm(scripted_llm):
     return make_client(settings)
 
 
+@pytest.fixture
+def db(tmp_path):
+    """The singers and concerts of :data:`dbfactory.SINGERS_SQL`, opened: the R³ and
+    candidate-selection tests' database."""
+    from agents.db.database import open_database
+    from dbfactory import SINGERS_SQL, make_db
+
+    database = open_database(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def db_path(tmp_path) -> str:
+    """The same database as a path, unopened: the resumed-record tests open it as they go."""
+    from dbfactory import SINGERS_SQL, make_db
+
+    return str(make_db(tmp_path / "music.sqlite", SINGERS_SQL))
+
+
 @pytest.fixture(scope="session")
 def sample_dbs(tmp_path_factory) -> Path:
     """The sample databases, freshly built by the project's own script into a temp folder."""

@@ -1,10 +1,13 @@
 """The candidate-selection tests' question, SQL and scripted replies by agent (a repair, a
-sample, each writer and the selection agent told apart by their prompts)."""
+sample, each writer and the selection agent told apart by their prompts), a run to its end,
+and the requests and steps read back."""
 
 from __future__ import annotations
 
 import json
 
+from agents.core.engine import run_to_end, start_run
+from agents.pipelines.selection import PIPELINE
 from prompt_markers import (MAC_DECOMPOSE, R3_EXEC_ERROR, R3_WRITER, SELECT_CHOICE, WRITER)
 from scripted_llm import last_user_message
 
@@ -62,3 +65,17 @@ def script(server, *, writer=None, sample=None, decomposer=None, cot=None, repai
                          (asks(MAC_DECOMPOSE), decomposer), (asks(R3_WRITER), cot)]:
         if reply is not None:
             server.when(match, reply)
+
+
+def run(db, llm, limits=None, **params):
+    return run_to_end(start_run(PIPELINE, QUESTION, db, llm, params=params, limits=limits))
+
+
+def requests_for(server, marker: str) -> list[dict]:
+    return [r for r in server.requests if marker in json.dumps(r["messages"])]
+
+
+def _stable(event) -> tuple:
+    """What a step did, without its timings."""
+    parsed = {k: v for k, v in (event.parsed or {}).items() if k != "seconds"}
+    return event.step, event.status, event.kind, parsed, event.sql, event.next_step
