@@ -247,5 +247,17 @@ def test_nobody_joins_a_conversation_they_may_not_see(store):
     assert bo.add_to_thread(joined) is None
     assert [r["question"] for r in ana.thread_runs(first.run_id)] == [
         "How many?", "Only the cheap ones?"]
+    hijack = run_on("shop", "Mine, but in her thread")  # bo's own run, her thread's id
+    bo.save_run(hijack, shared=True)
+    hijack.context = {"thread_id": first.run_id, "follow_up": {"run_id": hijack.run_id}}
+    assert bo.add_to_thread(hijack) is None
+    early = run_on("shop", "Claimed before she follows up")  # a thread not recorded yet
+    early.context = {"thread_id": "not-yet-a-thread"}
+    bo.save_run(early, shared=True)
+    assert bo.add_to_thread(early) is None
+    later = follow_up(mine, "And the dear ones?")  # her conversation goes on untouched
+    later.context["thread_id"] = first.run_id
+    ana.save_run(later, shared=False)
+    assert ana.add_to_thread(later) == first.run_id
     store.set_run_shared(first.run_id, True)  # once shared, anyone may follow it up
     assert bo.add_to_thread(forged) == first.run_id

@@ -4,6 +4,7 @@ unwritable one is opened read-only, an empty one is moved aside with a notice th
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -28,13 +29,35 @@ def test_a_damaged_store_is_moved_aside_and_a_fresh_one_starts(tmp_path):
 def test_an_empty_store_is_moved_aside_and_the_notice_says_its_runs_are_gone(tmp_path):
     empty = tmp_path / "studio.db"
     empty.write_bytes(b"")
+    os.utime(empty, (time.time() - 60, time.time() - 60))  # not one being created just now
     store, notice = recovery.open_for_app(empty)
     with store:
         assert store.list_runs() == []
     [aside] = [p for p in tmp_path.iterdir() if ".damaged-" in p.name]
     assert aside.read_bytes() == b""
     assert notice.startswith(f"The run store `{empty}` was empty (0 bytes)")
-    assert f"moved to `{aside}`" in notice and "restore an earlier copy" in notice
+    assert f"moved to `{aside}`" in notice and "copy a backup over" in notice
+
+
+def test_a_store_another_process_is_creating_is_waited_for_not_moved(tmp_path):
+    import threading
+
+    path = tmp_path / "studio.db"
+    path.write_bytes(b"")  # just created by another process, not yet written
+
+    def create():
+        time.sleep(0.6)
+        path.unlink()
+        with Store(path) as other:
+            other.save_run(Run(pipeline="baseline", question="First?", db_name="shop"))
+
+    creator = threading.Thread(target=create)
+    creator.start()
+    store, notice = recovery.open_for_app(path)
+    creator.join()
+    with store:
+        assert notice is None and [r["question"] for r in store.list_runs()] == ["First?"]
+    assert not [p for p in tmp_path.iterdir() if ".damaged-" in p.name]
 
 
 def test_an_unwritable_store_opens_read_only_and_every_save_says_why(tmp_path, monkeypatch):

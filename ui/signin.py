@@ -10,6 +10,7 @@ whatever page its URL names. Local mode is one person on localhost: no sign-in, 
 
 from __future__ import annotations
 
+import bcrypt
 import streamlit as st
 
 from agents.core import team
@@ -74,22 +75,33 @@ def _authenticator():
 
 def _limit_attempts(model) -> None:
     """Every password the form checks goes through the process's sign-in limit
-    (:mod:`agents.core.signin_limit`): a username tried too often is refused without checking
-    its password, whatever browser tries it. A sign-in cookie is not a password and is not
-    counted."""
+    (:mod:`agents.core.signin_limit`): a try is counted before its password is checked, and a
+    username tried too often is refused without checking it, whatever browser tries it. A
+    username with no account is checked against a stand-in hash, so it takes as long as a
+    real one. A sign-in cookie is not a password and is not counted."""
     check = model.check_credentials
 
     def limited(username, password):
         limit = signin_limit.LIMIT
-        wait = limit.wait(username)
+        wait = limit.begin(username)
         if wait > 0:
             st.session_state[_WAIT] = wait
             return False
+        if username not in model.credentials.get("usernames", {}):
+            _checks_like_a_real_account(password)
         right = check(username, password)
-        (limit.succeeded if right else limit.failed)(username)
+        if right:
+            limit.succeeded(username)
         return right
 
     model.check_credentials = limited
+
+
+_STAND_IN = bcrypt.hashpw(b"no account has this password", bcrypt.gensalt())
+
+
+def _checks_like_a_real_account(password) -> None:
+    bcrypt.checkpw(str(password or "").encode()[:72], _STAND_IN)
 
 
 def ready() -> bool:

@@ -39,13 +39,33 @@ def _move_aside(path: Path) -> Path:
     return aside
 
 
+EMPTY_GRACE_SECONDS = 5.0  # a store another process is creating is empty for a moment
+
+
+def _open(path: Path) -> Store:
+    """The store at ``path``; one that is empty is given a few seconds, in case another
+    process (a second server, an evaluation) is just creating it."""
+    deadline = time.monotonic() + EMPTY_GRACE_SECONDS
+    while True:
+        try:
+            return Store(path)
+        except StoreError as exc:
+            try:
+                young = time.time() - path.stat().st_mtime < EMPTY_GRACE_SECONDS
+            except OSError:
+                young = False
+            if exc.kind != EMPTY or not young or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def open_for_app(path: Path | str) -> tuple[Store, str | None]:
     """The store at ``path`` and, when it had to be moved aside or opened read-only, the notice
     every page shows (what is wrong, what was done, what to do). Raises :class:`StoreError`
     when neither helps."""
     path = Path(path)
     try:
-        return Store(path), None
+        return _open(path), None
     except StoreError as exc:
         if exc.kind in (DAMAGED, EMPTY) and path.is_file():
             try:
@@ -56,8 +76,8 @@ def open_for_app(path: Path | str) -> tuple[Store, str | None]:
             if exc.kind == EMPTY:
                 return store, (f"The run store `{path}` was empty (0 bytes), so the runs, notes "
                                f"and answers it held are not in it. It was moved to `{aside}` "
-                               "and a fresh store started; "
-                               "restore an earlier copy over the fresh one to get them back.")
+                               "and a fresh store started. To get them back, stop the studio, "
+                               f"copy a backup over `{path}` and start it again.")
             return store, (f"The run store `{path}` could not be read "
                            f"({exc.__cause__ or exc.kind}), so it was moved to `{aside}` and a "
                            "fresh store started. Its runs may be recoverable: "

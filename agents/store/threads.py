@@ -17,9 +17,10 @@ class ThreadsPart(StoreConnection):
 
     def add_to_thread(self, run: Run, *, viewer: Viewer | None = None) -> str | None:
         """Record ``run`` in its thread (its first question starts one); the thread id, or None
-        for a run that is not part of a conversation, or that follows up on a run, or joins a
-        thread, ``viewer`` may not see (it is kept, but in no thread: nobody joins another's
-        private conversation by naming it)."""
+        for a run that is not part of a conversation. The thread is the store's to say, not
+        the run's: a follow-up joins the thread of the run it follows (which ``viewer`` must
+        be able to see), a run that follows none only its own; a run naming another thread
+        is kept, but in no thread, so nobody joins or blocks another's conversation."""
         context = run.context or {}
         thread_id = context.get("thread_id")
         if not thread_id:
@@ -27,15 +28,19 @@ class ThreadsPart(StoreConnection):
         previous = (context.get("follow_up") or {}).get("run_id")
         seen, params = viewer_or_local(viewer).visible("r")
         with self._write() as db:
-            if previous and not db.execute(f"SELECT 1 FROM runs AS r WHERE r.run_id = ? AND "
-                                           f"{seen}", [previous, *params]).fetchone():
-                return None
-            joined = db.execute("SELECT COUNT(*), COUNT(CASE WHEN {} THEN 1 END) FROM "
-                                "thread_runs AS t JOIN runs AS r ON r.run_id = t.run_id WHERE "
-                                "t.thread_id = ? AND r.run_id != ?".format(seen),
-                                [*params, thread_id, run.run_id]).fetchone()
-            if joined[0] and not joined[1]:
-                return None
+            if previous:
+                if not db.execute(f"SELECT 1 FROM runs AS r WHERE r.run_id = ? AND {seen}",
+                                  [previous, *params]).fetchone():
+                    return None
+                row = db.execute("SELECT thread_id FROM thread_runs WHERE run_id = ?",
+                                 [previous]).fetchone()
+                if thread_id != (row[0] if row else previous):
+                    return None
+            elif thread_id != run.run_id:
+                row = db.execute("SELECT thread_id FROM thread_runs WHERE run_id = ?",
+                                 [run.run_id]).fetchone()
+                if not row or row[0] != thread_id:
+                    return None
             if previous and not db.execute("SELECT 1 FROM thread_runs WHERE run_id = ?",
                                            [previous]).fetchone():
                 db["thread_runs"].insert({"run_id": previous, "thread_id": thread_id,

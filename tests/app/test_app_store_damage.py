@@ -3,6 +3,9 @@ and History works on the fresh store."""
 
 from __future__ import annotations
 
+import os
+import time
+
 from streamlit.testing.v1 import AppTest
 
 from agents.store import default_path
@@ -30,9 +33,10 @@ def test_a_damaged_store_is_moved_aside_and_every_page_says_so(app_env):
 def test_an_empty_store_is_never_silently_replaced(app_env):
     path = default_path()
     path.write_bytes(b"")
+    os.utime(path, (time.time() - 60, time.time() - 60))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception and errors(at) == []
     [banner] = [w.value for w in at.warning if "was empty (0 bytes)" in w.value]
-    assert "are not in it" in banner and "restore an earlier copy" in banner
+    assert "are not in it" in banner and "copy a backup over" in banner
     assert [p.read_bytes() for p in path.parent.iterdir() if ".damaged-" in p.name] == [b""]
