@@ -1,4 +1,4 @@
-"""Build Spider's dev databases with renamed schemas, and the questions nobody here has read.
+"""Build Spider's dev databases with renamed schemas, with the questions no evaluation holds.
 
 Each dev database is copied with its tables and columns renamed to synonyms and abbreviations
 (:mod:`agents.evaluation.renaming`; keys, types and every row kept), and each of its questions
@@ -9,10 +9,11 @@ gets its gold SQL rewritten to the new names. A question is kept only when
 - its rewritten gold SQL returns the same rows on the renamed copy as the original on the
   original (:func:`agents.evaluation.metric.result_eq`), both under a time limit.
 
-The kept questions are split in two halves by a seeded shuffle within each database:
+The kept questions are split in two halves by a hash of each question's id, so a question's half
+never changes between builds (a rebuild may only leave out more, as evaluations are committed):
 ``study.json`` may be read to find kinds of failure, ``unread.json`` is for reporting only
 (never look at its traces). ``dev.json`` holds both. Nothing here is committed: the data is
-Spider's (``bench/runs/`` is ignored), and this script rebuilds it in about a minute::
+Spider's (``bench/runs/`` is ignored), and this script rebuilds it in a few seconds::
 
     python bench/renamed_spider.py --data ../shared/data/spider --out bench/runs/spider-renamed
     python -m agents eval --data bench/runs/spider-renamed/unread.json --pipelines baseline \\
@@ -25,8 +26,8 @@ which names each database got.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
-import random
 import shutil
 import sqlite3
 import sys
@@ -114,29 +115,31 @@ def run(path: Path, sql: str) -> list | None:
         conn.close()
 
 
+def half_of(qid: int, seed: int = SPLIT_SEED) -> str:
+    """"study" or "unread" for question ``qid``: fixed by a hash of it, whatever else is built."""
+    digest = hashlib.sha256(f"{seed}:{qid}".encode()).digest()
+    return "study" if digest[0] % 2 == 0 else "unread"
+
+
 def split(items: list[dict], seed: int = SPLIT_SEED) -> tuple[list[dict], list[dict]]:
-    """Half of each database's questions to study, the other half unread (seeded)."""
-    study, unread = [], []
-    by_db: dict[str, list[dict]] = {}
-    for item in items:
-        by_db.setdefault(item["db_id"], []).append(item)
-    rng = random.Random(seed)
-    for db_id in sorted(by_db):
-        group = list(by_db[db_id])
-        rng.shuffle(group)
-        half = len(group) // 2
-        study += group[:half]
-        unread += group[half:]
-    key = lambda item: item["question_id"]  # noqa: E731
-    return sorted(study, key=key), sorted(unread, key=key)
+    """The questions to study and those to leave unread (:func:`half_of`)."""
+    study = [item for item in items if half_of(item["question_id"], seed) == "study"]
+    return study, [item for item in items if half_of(item["question_id"], seed) == "unread"]
+
+
+def _clear(out: Path) -> None:
+    """Empty ``out`` for a new build, only if it is missing, empty or an earlier build."""
+    if out.exists() and any(out.iterdir()) and not (out / "summary.json").is_file():
+        raise SystemExit(f"{out} holds other files: give an empty or new --out")
+    if out.exists():
+        shutil.rmtree(out)
 
 
 def build(data: Path, out: Path) -> dict:
     dataset = load_dataset(data)
     read = read_question_ids()
     quoted = {hit.qid for hit in quoted_questions(dataset.questions)}
-    if out.exists():
-        shutil.rmtree(out)
+    _clear(out)
     plans, kept, dropped = {}, [], Counter()
     for db_id in sorted({question.db_id for question in dataset.questions}):
         source = data / "database" / db_id / f"{db_id}.sqlite"

@@ -24,6 +24,7 @@ def test_names_are_split_and_renamed_word_by_word():
     assert new_name("Song_release_year") == "Track_rele_yr"  # synonym, abbreviation, synonym
     assert new_name("HeadOfState") == "HeadOfRegion"
     assert new_name("id") == "id"  # short words stay
+    assert new_name("countrylanguage") == "countrylanguage"  # so do words written together
 
 
 def test_a_new_name_that_would_clash_keeps_the_old_one():
@@ -44,6 +45,25 @@ def test_sql_keeps_aliases_literals_and_quoted_strings():
     assert rename_sql("SELECT t.x FROM other AS t", alias) == "SELECT t.x FROM other AS t"
     with pytest.raises(RenameError):
         rename_sql("SELECT FROM WHERE (", renaming)
+    with pytest.raises(RenameError):
+        rename_sql("SELECT 'unterminated", renaming)
+
+
+def test_sql_keeps_output_aliases_ctes_and_renames_using():
+    renaming = plan({"singer": ["Singer_ID", "Name", "Country", "Age"],
+                     "concert": ["Singer_ID", "Year"]})
+    assert rename_sql("SELECT count(*) AS Age FROM singer GROUP BY Country ORDER BY Age",
+                      renaming) == ("SELECT COUNT(*) AS Age FROM vocalist GROUP BY Nation "
+                                    "ORDER BY Age")
+    assert rename_sql("SELECT Name FROM singer JOIN concert USING (Singer_ID)", renaming) == \
+        "SELECT Label FROM vocalist JOIN gig USING (Vocalist_ID)"
+    assert rename_sql("WITH singer AS (SELECT 1 AS x) SELECT x FROM singer", renaming) == \
+        "WITH singer AS (SELECT 1 AS x) SELECT x FROM singer"
+    # a quoted name the query's tables have is that column to SQLite, else a string
+    assert rename_sql('SELECT Name FROM singer WHERE Country = "Year"', renaming) == \
+        'SELECT Label FROM vocalist WHERE Nation = "Year"'
+    assert rename_sql('SELECT Name FROM singer WHERE Country = "Age"', renaming) == \
+        'SELECT Label FROM vocalist WHERE Nation = "Years"'
 
 
 def _bench_module():
@@ -79,3 +99,17 @@ def test_a_renamed_copy_answers_the_rewritten_sql_with_the_same_rows(tmp_path):
         [fk] = copy.execute("PRAGMA foreign_key_list(vocalist)").fetchall()
     assert fk[2:5] == ("nation", "nation_id", "id")
     assert bench.run(target, sql) is None  # the old names are gone
+
+
+def test_a_question_s_half_is_fixed_and_a_build_never_clears_other_files(tmp_path):
+    bench = _bench_module()
+    items = [{"question_id": n, "db_id": "d"} for n in range(200)]
+    study, unread = bench.split(items)
+    assert 60 < len(study) < 140 and len(study) + len(unread) == 200
+    fewer_study, fewer_unread = bench.split(items[50:])  # leaving some out moves none
+    assert {i["question_id"] for i in fewer_study} <= {i["question_id"] for i in study}
+    assert {i["question_id"] for i in fewer_unread} <= {i["question_id"] for i in unread}
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="holds other files"):
+        bench._clear(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"

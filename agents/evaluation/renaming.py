@@ -4,16 +4,19 @@ abbreviations, and SQL rewritten to the new names.
 Every rule and default of the pipelines was chosen on Spider's dev databases, whose names the
 questions echo ("singers" and ``singer``). A copy of those databases with the names changed the
 way real schemas differ from the question's words (``singer`` -> ``vocalist``,
-``Song_release_year`` -> ``Song_rel_year``, ``Nationality`` -> ``Ntnlty``), as in Dr.Spider's
+``Song_release_year`` -> ``Track_rele_yr``, ``Nationality`` -> ``Citizenship``), as in Dr.Spider's
 schema perturbations, asks the same questions of a schema nobody tuned for, and the rewritten
 gold SQL still says what the right answer is (:func:`rename_sql`;
 ``bench/renamed_spider.py`` checks that it returns the original's rows on every question).
 
 The names are made by general means only, the same for every database: a word of a name with an
-entry in :data:`SYNONYMS` (ordinary schema vocabulary) becomes it, another word of five letters or
-more is abbreviated (:func:`abbreviate`), shorter words stay. One column name gets one new name
-in every table of its database, so a column a query does not qualify needs no resolving; a new
-name that would clash with another name of the database keeps the old one.
+entry in :data:`SYNONYMS` (ordinary schema vocabulary) becomes it, another word of five to nine
+letters is abbreviated (:func:`abbreviate`), shorter words and longer ones (mostly words written
+together, ``countrylanguage``) stay. A synonym is applied wherever its word appears, so some
+names read oddly (``HeadOfState`` -> ``HeadOfRegion``), as real schemas' names sometimes do.
+One column name gets one new name in every table of its database, so a column a query does not
+qualify needs no resolving; a new name that would clash with another name of the database keeps
+the old one.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ SYNONYMS = {
     "size": "dimension", "hometown": "home_town", "nationality": "citizenship",
     "winner": "victor", "loser": "defeated",
 }
-LONG_WORD = 5        # a word at least this long without a synonym is abbreviated
+LONG_WORD = 5        # a word at least this long without a synonym is abbreviated,
+TOGETHER = 10        # ... unless it is this long: words written together are left whole
 ABBREVIATION = 4     # ... to its first letters, or its consonants
 RESERVED = {"select", "from", "where", "group", "order", "by", "limit", "join", "on", "as",
             "and", "or", "not", "in", "is", "null", "like", "between", "case", "when", "then",
@@ -73,8 +77,8 @@ def split_words(name: str) -> list[str]:
 
 
 def abbreviate(word: str) -> str:
-    """``nationality`` -> ``ntnl``... shortened: a long word keeps its first letters, a word
-    of five letters its first letter and consonants (``title`` -> ``ttl``)."""
+    """``nationality`` -> ``nati``: a long word keeps its first letters, a word of five or six
+    letters its first letter and consonants (``title`` -> ``ttl``)."""
     if len(word) >= 2 * ABBREVIATION - 1:
         return word[:ABBREVIATION]
     consonants = word[0] + re.sub(r"[aeiouAEIOU]", "", word[1:])
@@ -99,7 +103,7 @@ def new_name(name: str) -> str:
         lower = word.lower()
         if lower in SYNONYMS:
             renamed.append(_case_like(SYNONYMS[lower], word))
-        elif len(word) >= LONG_WORD and word.isalpha():
+        elif LONG_WORD <= len(word) < TOGETHER and word.isalpha():
             renamed.append(abbreviate(word))
         else:
             renamed.append(word)
@@ -116,6 +120,7 @@ class Renaming:
 
     tables: dict[str, str] = field(default_factory=dict)
     columns: dict[str, str] = field(default_factory=dict)
+    columns_of: dict[str, set[str]] = field(default_factory=dict)  # table -> its columns
 
     def table(self, name: str) -> str:
         return self.tables.get(name.casefold(), name)
@@ -140,6 +145,7 @@ def plan(schema: dict[str, list[str]]) -> Renaming:
                 into[name.casefold()] = candidate
                 taken.add(fold)
 
+    renaming.columns_of = {t.casefold(): {c.casefold() for c in cs} for t, cs in schema.items()}
     assign(list(schema), renaming.tables)
     assign([c for columns in schema.values() for c in columns], renaming.columns)
     return renaming
@@ -151,24 +157,50 @@ class RenameError(ValueError):
 
 def rename_sql(sql: str, renaming: Renaming) -> str:
     """``sql`` with the tables and columns of ``renaming`` written under their new names;
-    aliases, literals and everything else as they were."""
+    aliases, literals and everything else as they were. Left as written: a table named like
+    one of the query's CTEs, a name in ``ORDER BY``/``GROUP BY``/``HAVING`` that is an output
+    alias of its SELECT, and a double-quoted name no table of the query has (SQLite reads it
+    as a string, ``WHERE country = "France"``)."""
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
-    except sqlglot.errors.ParseError as exc:
+    except sqlglot.errors.SqlglotError as exc:
         raise RenameError(f"cannot read the SQL: {exc}") from None
     aliases = {a.name.casefold() for a in tree.find_all(exp.TableAlias) if a.name}
+    ctes = {c.alias_or_name.casefold() for c in tree.find_all(exp.CTE)}
+    read = {t.name.casefold() for t in tree.find_all(exp.Table) if t.name}
+    columns_read = set().union(*(renaming.columns_of.get(t, set()) for t in read)) if read \
+        else set()
 
     def rename(identifier, new: str) -> None:  # quoting kept: "Ohio" stays a quoted name
         if isinstance(identifier, exp.Identifier) and identifier.this != new:
             identifier.set("this", new)
 
     for table in tree.find_all(exp.Table):
-        if table.name:
+        if table.name and table.name.casefold() not in ctes:
             rename(table.this, renaming.table(table.name))
     for column in tree.find_all(exp.Column):
-        if isinstance(column.this, exp.Identifier):
+        if isinstance(column.this, exp.Identifier) and not _kept(column, columns_read):
             rename(column.this, renaming.column(column.name))
         qualifier = column.args.get("table")
-        if qualifier is not None and column.table.casefold() not in aliases:
+        if qualifier is not None and column.table.casefold() not in aliases | ctes:
             rename(qualifier, renaming.table(column.table))
+    for join in tree.find_all(exp.Join):
+        for name in join.args.get("using") or []:
+            rename(name, renaming.column(name.name))
     return tree.sql(dialect="sqlite")
+
+
+def _kept(column: exp.Column, columns_read: set[str]) -> bool:
+    """Whether an unqualified name stays as written: an output alias where SQLite reads
+    aliases, or a quoted name no table of the query has (a string to SQLite)."""
+    if column.table:
+        return False
+    name = column.name.casefold()
+    if column.this.quoted and name not in columns_read:
+        return True
+    clause = column.find_ancestor(exp.Order, exp.Group, exp.Having, exp.Select)
+    if clause is None or isinstance(clause, exp.Select):
+        return False
+    select = clause.find_ancestor(exp.Select)
+    return select is not None and name in {e.alias.casefold() for e in select.expressions
+                                           if isinstance(e, exp.Alias)}

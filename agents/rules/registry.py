@@ -14,10 +14,11 @@ on SQL that runs, a join nothing reads dropped from the final answer. Each rule 
 - where it comes from (a paper, or the studio) and where its measurement is kept in ``bench/``.
 
 Pipelines list the rules they use (``Pipeline.rules``); a rule with an action (``acts``) is
-called at its hook by the step that owns it (:func:`acting_at`, :func:`action`); Settings draws their switches under
-"Studio additions" (or beneath the option they depend on), ``python -m agents rules`` prints the table of :func:`rules_table` and
-``docs/rules.md`` holds it. This module is data only: it imports no rule's code, so any layer
-may read it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names every rewrite.
+called at its hook by the step that owns it (:func:`acting_at`, :func:`action`); Settings
+draws their switches under "Studio additions" (or beneath the option they depend on),
+``python -m agents rules`` prints the table of :func:`rules_table` and ``docs/rules.md`` holds
+it. This module is data and dispatch only: it imports no rule's code, so any layer may read
+it. The pattern is sqlglot's optimizer, whose ``RULES`` tuple names every rewrite.
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ RULES: tuple[Rule, ...] = (
          "a string compared in a case the column does not store becomes the stored spelling",
          "agents.rules.stored_case", switch="match_stored_case",
          acts="agents.rules.final_check:write_values_as_stored",
-         measured="bench/results/case-check-*", recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
+         measured="bench/results/case-check-*",
+         recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
 )
 
 _BY_NAME = {rule.name: rule for rule in RULES}
