@@ -389,3 +389,31 @@ def test_the_final_answer_rules_act_in_the_registry_s_order_and_only_where_liste
     assert joins_only.values == [] and "'france'" in joins_only.sql
     assert final_check.mend(lower, small_db.schema, question, small_db, BOTH, timeout=1,
                             rules=("whole_part",)) is None
+
+
+def test_a_rule_that_only_reports_is_called_at_the_hook_and_shown(small_db, monkeypatch):
+    """A lint declared at the final-answer hook needs no change to the Final check: the
+    registry calls it, its sentence is recorded and shown, and the SQL stays as it was."""
+    import dataclasses
+
+    from agents.rules import final_check, registry
+
+    def says_so(sql, seen):
+        return final_check.Mended(sql=sql, tables=[], by_key=[], values=[],
+                                  notes=[("null_groups", "the leading group is NULL")])
+
+    lint = registry.Rule("null_groups", "NULL group", registry.LINT, registry.FINAL_ANSWER,
+                         "says when the leading group is NULL", "agents.rules.final_check",
+                         switch="report_null_groups", acts="tests:says_so")
+    monkeypatch.setattr(registry, "RULES", (*registry.RULES, lint))
+    monkeypatch.setattr(final_check, "action", lambda r: says_so if r is lint else
+                        registry.action(r))
+    found = final_check.mend(PLAIN, small_db.schema, "Which singers are from France?", small_db,
+                             {"report_null_groups": True}, timeout=1,
+                             rules=("null_groups",))
+    assert found.sql == PLAIN and found.notes == [("null_groups", "the leading group is NULL")]
+    record = FinalCheck(sql_before=PLAIN, sql_after=found.sql,
+                        notes=[list(n) for n in found.notes], rows=2)
+    assert record.rules_acted() == ["null_groups"]
+    assert record.changes() == ["the leading group is NULL"]
+    assert FinalCheck.from_dict(dataclasses.asdict(record)).notes == record.notes

@@ -59,6 +59,7 @@ in any of the papers: with both off, the run ends where the paper's algorithm en
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -107,12 +108,13 @@ class Mended:
     values: list[tuple[str, str]]   # (as written, as stored)
     apart: list[str] = field(default_factory=list)  # tables left out: the question named them,
     #                                                  but they lie in an unrelated part
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (rule, what it says): a lint's
 
     def then(self, change: "Mended") -> "Mended":
         """This change followed by ``change`` (made on this one's SQL)."""
         return Mended(sql=change.sql, tables=self.tables + change.tables,
                       by_key=self.by_key + change.by_key, values=self.values + change.values,
-                      apart=self.apart + change.apart)
+                      apart=self.apart + change.apart, notes=self.notes + change.notes)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def mend(sql: str | None, schema, question: str, db, params: dict, *,
         change = action(acting)(total.sql, seen)
         if change is not None:
             total = total.then(change)
-    return total if total.tables or total.values else None
+    return total if total.tables or total.values or total.notes else None
 
 
 def ending_for(sql: str | None, schema, question: str, db, params: dict, *, timeout: float,
@@ -194,6 +196,7 @@ class FinalCheck(Output):
     rows: int | None = None
     kept: str | None = None
     apart: list[str] | None = None   # of ``tables``: named by the question, in another part
+    notes: list[list[str]] | None = None  # (rule, sentence) of a rule that only reports
 
     def unread_tables(self) -> list[str]:
         """The tables left out that nothing read (the others were read through their key)."""
@@ -201,7 +204,8 @@ class FinalCheck(Output):
 
     def rules_acted(self) -> list[str]:
         """The declared rules (:mod:`agents.rules.registry`) whose change this record holds."""
-        return [name for name, acted in ((JOINS, self.tables), (CASE, self.values)) if acted]
+        return [name for name, acted in ((JOINS, self.tables), (CASE, self.values)) if acted] + \
+            list(dict.fromkeys(name for name, _ in self.notes or []))
 
     def changes(self) -> list[str]:
         found = []
@@ -224,7 +228,7 @@ class FinalCheck(Output):
                             "is now read from the table it was joined to)" if through else ""))
         for written, stored in self.values or []:
             found.append(f"'{written}' written as the column stores it: '{stored}'")
-        return found
+        return found + [sentence for _, sentence in self.notes or []]
 
     def text_lines(self) -> list[str]:
         if self.kept:
@@ -264,7 +268,7 @@ def _mended(ctx: StepContext, sql: str) -> Mended | None:
     """What the rules make of ``sql`` in this run, worked out once: the engine asks before the
     step (``closes``) and the step acts on the same answer (a resumed run asks again)."""
     known = getattr(ctx, "_final_check", None)
-    key = (sql, *(ctx.params.get(name) for name in RULES))
+    key = (sql, json.dumps(ctx.params, sort_keys=True, default=str))  # any rule's switch
     if known is None or known[0] != key:
         known = (key,
                  mend(sql, ctx.schema, ctx.question, ctx.db, ctx.params,
@@ -283,7 +287,8 @@ def final_check(ctx: StepContext) -> None:
     record = FinalCheck(sql_before=sql, sql_after=mended.sql, tables=mended.tables or None,
                         by_key=mended.by_key or None,
                         values=[list(v) for v in mended.values] or None,
-                        apart=mended.apart or None)
+                        apart=mended.apart or None,
+                        notes=[list(n) for n in mended.notes] or None)
     result = ctx.execute(mended.sql)
     if not result.ok:
         ctx.execute(sql)
