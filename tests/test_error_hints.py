@@ -158,6 +158,7 @@ def test_a_long_column_list_is_cut_with_a_count(tmp_path):
 class OneQuery(Pipeline):
     name = "one_query"
     title = "One query"
+    rules = ("error_hints", "sqlite_functions")  # the hints it gets (agents.rules.registry)
 
     def __init__(self, sql: str):
         self.sql = sql
@@ -179,6 +180,10 @@ def test_the_engine_attaches_the_hint_to_failing_queries_unless_switched_off(car
                                limits=ExecLimits(hints=False)))
     assert off.events[0].execution["hint"] is None
     assert off.events[0].parsed["feedback"] == "no such column: T1.Horsepower"
+    unlisted = OneQuery("SELECT T1.Horsepower FROM car_names T1")
+    unlisted.rules = ()  # the engine calls the hints a pipeline lists, and only those
+    assert run_to_end(start_run(unlisted, "q", cars, llm=None)).events[0] \
+        .execution["hint"] is None
 
 
 # -- aliases resolved per query scope --------------------------------------------------------------

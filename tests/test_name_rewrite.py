@@ -152,6 +152,7 @@ def test_the_hint_ends_with_the_version_that_runs_for_agents_and_for_a_persons_s
     class OneQuery(Pipeline):
         name = "one_query"
         title = "One query"
+        rules = ("error_hints",)
         steps = [Step("run", "Runner", lambda ctx: ctx.set_output(
             parsed={"feedback": ctx.execute(sql).feedback()}))]
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from agents.rules.name_rewrite import hint_with_rewrite
+from agents.rules.registry import hint_at_execution
 from agents.core.events import LLMCall, Run, StepEvent, StepPartial
 from agents.outputs import Generic, Output
 from agents.llm.token_budget import over_context
@@ -208,7 +208,9 @@ class StepContext:
         self._check_cancel()
         result = self.db.execute(sql, timeout=self.limits.timeout, max_rows=self.limits.max_rows)
         if not result.ok and self.limits.hints:
-            result.hint = hint_with_rewrite(self.db, result.error, sql, self.schema,
+            # the execution-hint rules this pipeline lists (agents.rules.registry)
+            result.hint = hint_at_execution(getattr(self.pipeline, "rules", ()), self.params,
+                                            self.db, result.error, sql, self.schema,
                                             timeout=self.limits.timeout)
         if record:
             self.event.execution = result.preview()

@@ -67,18 +67,17 @@ def missing_name(match: re.Match) -> str:
 
 
 def explain_error(error: str | None, sql: str, schema) -> str | None:
-    """A short hint for a name error in ``sql`` against ``schema`` (or for a function SQLite
-    does not have), or None.
+    """The hint for a function SQLite does not have, else :func:`name_hint`'s, or None."""
+    return (function_hint(error) if error else None) or name_hint(error, sql, schema)
 
-    ``schema`` is a :class:`agents.db.schema.Schema`. The hint lists the real names the failing
-    name could have meant: the columns of the table an alias stands for where the failing name
-    is written, the tables that do have the column, and the closest spellings.
-    """
-    if not error:
+
+def name_hint(error: str | None, sql: str, schema) -> str | None:
+    """A short hint for a name error in ``sql`` against ``schema``
+    (a :class:`agents.db.schema.Schema`), or None. It lists the real names the failing name
+    could have meant: the columns of the table an alias stands for where the failing name is
+    written, the tables that do have the column, and the closest spellings."""
+    if not error or schema is None or not getattr(schema, "tables", None):
         return None
-    hint = function_hint(error)
-    if hint or schema is None or not getattr(schema, "tables", None):
-        return hint
     match = NO_SUCH_COLUMN.search(error)
     if match:
         return _no_such_column(strip_quotes(match.group("qualifier")),

@@ -34,10 +34,12 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
-from agents.rules.error_hints import (NO_SUCH_COLUMN, ParsedQuery, explain_error, resolve_name,
+from agents.rules.error_hints import (NO_SUCH_COLUMN, ParsedQuery, name_hint, resolve_name,
     resolves, same_name, strip_quotes)
 from agents.db.identifiers import is_plain_name
+from agents.rules.registry import RULES, hint_at_execution
 
+EVERY_RULE = tuple(r.name for r in RULES)
 REWRITE_LEAD = "A version that runs, with"  # how the hint introduces the rewritten query
 MAX_REWRITES = 3      # one query may name several columns with the wrong alias: fix them in turn
 REWRITE_SECONDS = 2.0  # a rewrite is checked by running it, within at most this much time
@@ -350,23 +352,27 @@ def _new_alias(query: ParsedQuery, table: str, names: list[str]) -> str:
     return f"{table}_{n}"
 
 
-def hint_with_rewrite(db, error: str | None, sql: str, schema, *,
-                      timeout: float = REWRITE_SECONDS) -> str | None:
-    """:func:`~agents.rules.error_hints.explain_error`'s hint for ``sql``'s failure, followed, where
-    one clear change makes the query run, by that query (checked on ``db`` within ``timeout``
-    seconds, at most :data:`REWRITE_SECONDS`). None when there is nothing to add. A hint is a
-    courtesy: a failure while building it drops it, never the error it explains."""
+def name_error_hint(db, error: str | None, sql: str, schema, *,
+                    timeout: float = REWRITE_SECONDS) -> str | None:
+    """The name-error hint's action at the execution hint: :func:`~agents.rules.error_hints.
+    name_hint` for ``sql``'s failure, followed, where one clear change makes the query run, by
+    that query (checked on ``db`` within ``timeout`` seconds, at most :data:`REWRITE_SECONDS`).
+    A hint is a courtesy: a failure while building it drops it, never the error it explains."""
     try:
-        hint = explain_error(error, sql, schema)
+        hint = name_hint(error, sql, schema)
     except Exception:
         hint = None
-    try:
-        rewrite = runnable_rewrite(db, error, sql, schema, timeout=min(timeout, REWRITE_SECONDS))
-    except Exception:
-        rewrite = None
+    rewrite = rewrite_or_none(db, error, sql, schema, timeout=timeout)
     if rewrite is None:
         return hint
     return f"{hint} {rewrite.sentence()}" if hint else rewrite.sentence()
+
+
+def hint_with_rewrite(db, error: str | None, sql: str, schema, *,
+                      timeout: float = REWRITE_SECONDS) -> str | None:
+    """Every execution-hint rule's sentence for ``sql``'s failure (a SQLite function, a name
+    and the version that runs), or None: what a person's SQL or CSMA's agents are told."""
+    return hint_at_execution(EVERY_RULE, {}, db, error, sql, schema, timeout=timeout)
 
 
 def execute_with_hint(db, sql: str, *, timeout: float, max_rows: int):

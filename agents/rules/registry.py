@@ -91,12 +91,14 @@ RULES: tuple[Rule, ...] = (
     Rule("demonstration_names", "Demonstration names", LINT, SCHEMA_CONTEXT,
          "notes names a model copied from a prompt's worked example instead of the database",
          "agents.rules.demonstration"),
-    Rule("error_hints", "Name-error hint", LINT, EXECUTION_HINT,
-         "a 'no such column/table' error is told which tables and columns do exist",
-         "agents.rules.error_hints", measured="bench/results/name-errors-*"),
     Rule("sqlite_functions", "SQLite function hint", LINT, EXECUTION_HINT,
          "a 'no such function' error is told how SQLite writes it (YEAR -> strftime)",
-         "agents.rules.sqlite_functions"),
+         "agents.rules.sqlite_functions", acts="agents.rules.sqlite_functions:execution_hint"),
+    Rule("error_hints", "Name-error hint", LINT, EXECUTION_HINT,
+         "a 'no such column/table' error is told which tables and columns do exist, and the "
+         "version that runs where one clear change makes it run",
+         "agents.rules.error_hints", acts="agents.rules.name_rewrite:name_error_hint",
+         measured="bench/results/name-errors-*"),
     Rule("name_context", "Tables around a name error", LINT, EXECUTION_HINT,
          "the repair prompt lists the query's tables, their columns and the alias to write",
          "agents.rules.name_context", variants=("refiner_prompt=tables", "fix_prompt=tables"),
@@ -222,3 +224,20 @@ def action(r: Rule) -> Callable:
     code, so any layer may read it."""
     module, _, name = r.acts.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def hint_at_execution(names: Iterable[str], params: dict, db, error: str | None, sql: str,
+                      schema, *, timeout: float) -> str | None:
+    """What a failing query's repair is told: the sentences of the execution-hint rules among
+    ``names`` that act, joined in the registry's order, or None. Every action has the
+    signature ``(db, error, sql, schema, *, timeout) -> str | None``; a hint is a courtesy, so
+    one that fails to build is left out, never the error it explains."""
+    parts = []
+    for r in acting_at(EXECUTION_HINT, names, params):
+        try:
+            text = action(r)(db, error, sql, schema, timeout=timeout)
+        except Exception:
+            text = None
+        if text:
+            parts.append(text)
+    return " ".join(parts) or None

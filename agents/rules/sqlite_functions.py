@@ -82,3 +82,8 @@ def function_hint(error: str | None) -> str | None:
         return f"SQLite has no function {name}(); write {way} instead."
     return (f"SQLite has no function {name}(); use SQLite's own functions (strftime and date "
             "for dates, substr, instr, length, ifnull, iif, || to join text).")
+
+
+def execution_hint(db, error: str | None, sql: str, schema, *, timeout: float) -> str | None:
+    """This rule's action at the execution hint (:func:`agents.rules.registry.hint_at_execution`)."""
+    return function_hint(error)
