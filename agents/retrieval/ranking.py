@@ -33,11 +33,8 @@ K1 = 1.2
 B = 0.75
 TABLE_NAME_WEIGHT = 3   # a word of the table's own name counts this many times
 VALUE_BONUS = 2.0       # added to a table's score per stored value the question names
-# Measured offline with bench/retrieval_recall.py (with the floor of ..stage.RELATIVE_FLOOR
-# raised 0.3 -> 0.35) on Spider dev merged with 793 empty distractor tables: every table a
-# question needs kept for about as many questions as before (96 / 94 of 100 on two samples,
-# against 95 / 94) while the tables kept from other source databases fell from 18.3 / 18.2 to
-# 14.8 / 13.8 a question.
+# The share of its best-scoring foreign-key neighbour's score a table gains (see the module's
+# docstring; measurements: bench/parameter-notes.md).
 NEIGHBOUR_SHARE = 0.2
 STOP_WORDS = frozenset("""
 a an and are as at be by did do does each for from had has have how i in is it its list me of on

@@ -33,53 +33,18 @@ from .whole_part import whole_part
 RETRIEVE = "retrieve"
 QUESTION_COPIES = 2      # a prompt may hold the question twice (asked, then restated)
 # A table scoring under this share of the best one is left out even when it would fit: a word
-# as common as "name" matches hundreds of tables, and every table kept costs the model time
-# (prompt reading is most of a question's seconds on a CPU) and is one more look-alike to take
-# for the right one. Measured offline with bench/retrieval_recall.py on Spider dev merged into
-# one database with 793 empty distractor tables: 0.2 -> 0.3 kept all of a question's tables for
-# 95 -> 94 of 100 questions and cut the median schema kept from 2,420 to 962 tokens (chosen on
-# one sample, confirmed on another). With the neighbours' share of ranking.NEIGHBOUR_SHARE,
-# 0.35 keeps them about as often as 0.3 without it (96 / 94 of 100 questions on the two samples
-# against 95 / 94; 97 / 97 against 98 / 97 on the merged file without distractors) with a
-# fifth fewer tables from another source database (14.8 / 13.8 against 18.3 / 18.2 a question);
-# 0.4 cut those to 11.1 / 9.8 but lost the tables of 3 / 1 more questions on the merged file.
-# (Those figures predate stored values reaching the ranking on the distractor file, whose empty
-# tables used to fill the value index: with values, 96 / 94 and 14.4 / 13.2 at 0.35.)
-# Measured against the best table's own score instead (before the neighbours' share, which
-# lifts a table and, counted in the best, raises the bar for the others), seed 7 / seed 8 on
-# the distractor file: every table a question needs kept for 98 / 95 (98 / 94 as it is), with
-# 8.0 / 7.0 tables of other databases (7.6 / 6.5); on the merged file 100 / 98 (98 / 97)
-# (bench/results/floor-base/). With the model the extra look-alikes cost more than the tables
-# gained: `baseline` 49 -> 46 on the distractor file, 57 level on the merged file, `selection`
-# 72 -> 73 there (the changed runs resumed; bench/README.md). Not adopted.
+# as common as "name" matches hundreds of tables, and every table kept costs the model time and
+# is one more look-alike to take for the right one (measurements: bench/parameter-notes.md).
 RELATIVE_FLOOR = 0.35
 # A table over the floor is still left out when the best table of its part of the schema (the
 # tables its foreign keys connect it to, :mod:`.parts`) scores under this share of the best:
-# the look-alikes of another application in the same file. Measured offline with
-# bench/retrieval_recall.py (--part-floor) on Spider dev merged with 793 empty distractor
-# tables, chosen on one sample (seed 7) and confirmed on another (seed 8): the tables of other
-# source databases kept fell from 13.3 / 12.7 to 7.6 / 6.5 a question and the median schema
-# kept from 851 / 881 to 621 / 610 tokens, while every table a question needs was kept for as
-# many questions as before (97 / 94 of 100; 98 on seed 7 since a possessive 's is no word of
-# the question); on the merged file without distractors 98 / 97 as before, with 0.8 / 0.4
-# tables of other databases (1.7 / 1.1). 0.6 lost the tables of 4 more questions on seed 7;
-# 0.55 none.
+# the look-alikes of another application in the same file (bench/parameter-notes.md).
 PART_FLOOR = 0.5
 # A part over the part floor is still left out when its tables over the floor cover fewer than
 # this share of the question's words (and stored values) that the best-covering part's cover
 # (:func:`.parts.covering_parts`): a look-alike whose one table matches a word of the question
 # well (a films schema's ``language`` for "each language and the number of TV channels") while
-# the right part matches the question's other words too. Measured offline with
-# bench/retrieval_recall.py (--part-coverage) on Spider dev merged with 793 empty distractor
-# tables, chosen on one sample (seed 7) and confirmed on another (seed 8), at selection's
-# budget: the tables of other source databases kept fell from 6.6 / 5.8 to 1.9 / 1.8 a
-# question, and every table a question needs was kept for 96 / 94 of 100 questions (95 / 94
-# before); at baseline's smaller budget 97 / 94 (98 / 94: "the 3 most populated countries"
-# lost ``country`` to a part matching "most" too); on the merged file without distractors
-# 98 / 97 as before. 0.7 kept a few more look-alikes (2.3 / 2.5); weighting words by their
-# rarity (idf) instead of counting them lost a question's tables on the merged file (a rare
-# word, "total", of an unrelated part outweighed the one word, "course", every course table
-# matched). With the model: bench/README.md.
+# the right part matches the question's other words too (bench/parameter-notes.md).
 PART_COVERAGE = 0.8
 SHOWN_DROPPED = 30       # best-ranked dropped tables named in the output
 GROUNDING = GroundingLimits(budget_seconds=1.5)

@@ -28,11 +28,7 @@ first and whole, a look-alike is what the small model reads first and answers fr
 Spider's dev databases merged with 793 empty distractor tables, with the part always completed,
 `baseline` lost the questions about airlines whose best-ranked table was another flights
 schema's ``routes`` part, with the same tables kept, only written in another order
-(``bench/README.md``). Measured without the model on the studied sample (seed 7) and confirmed
-on the disjoint one (seed 8), ``bench/retrieval_recall.py --whole-part``: the best-ranked
-table lies in another database than the question's for 23 and 15 of 100 questions; of the
-questions whose part is completed at 0.7 (62 and 60) it does for 3 and 1; at 0.8, for 10 of
-73 and 2 of 76.
+(``bench/README.md``; the margin's measurements: ``bench/parameter-notes.md``).
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ The ``variant`` parameter keeps the algorithm and changes what a small model is 
 - after a negative check, the rewrite is told the checked SQL's execution outcome (error and
   name hint, from the agent's known schema) and the reason, before the question, without the
   SQL's text.
-It answered more questions than the paper's prompts on both benchmark samples (53 against 39
-and 52 against 47 of 100), so it is the default; runs recorded before the switch keep ``paper``.
+A small model given the paper's prompts loops on column names and copies rejected SQL, so
+this is the default; runs recorded before the switch keep ``paper``.
 
 The ``check_method`` parameter keeps when a check happens and that a positive check ends the
 run, and changes how a query that runs is checked (``verdict`` is the paper's: the model
@@ -49,54 +49,43 @@ judges it):
   equality, as in the ``selection`` vote) is a positive check, a different one a negative
   check after which the agent's new SQL is the one it just wrote (no second call, so no
   writer is told the reason).
-  In seed 7's compact runs (``bench/results/seed7-csma-compact``) the 1.5B checker accepted
-  55 of the 62 first queries that ran, and 22 of those 55 were wrong, among them queries
-  written by an agent that lacked the tables only the checker holds; an agent with other
-  schema knowledge writing the same wrong result is the less likely event. The model judges
+  A small model asked for a verdict accepts most queries that run, wrong ones among them
+  (queries written by an agent that lacked the tables only the checker holds); an agent
+  with other schema knowledge writing the same wrong result is the less likely event. The
+  model judges
   as in ``verdict`` when the agent extracted nothing, when the query to check is the agent's
   own, when its own SQL does not run or cannot be read, or when both return no rows; a query
   that fails to run is judged as in ``verdict`` (its error and hint feed the rewrite).
-  Resumed at their first check of a query that runs, the recorded compact runs answered more
-  questions with it than with the model's verdict on both benchmark samples (62 against 53
-  and 57 against 52 of 100), so it is the default; runs recorded before the switch keep
-  ``verdict``.
+  It is the default; runs recorded before the switch keep ``verdict``.
 
 The ``name_rewrite`` parameter (on by default) keeps every step and changes what an agent's
 SQL is when it fails on a column name: where one clear change within the tables the agent
 extracted makes it run (:mod:`agents.rules.name_rewrite`: the column's spelling in its table, the
 alias of the one table that has it, ...), the agent's SQL is that version, and the trace shows
-the SQL as written, its error and the change. In seed 7's compact runs 14 of 100 ended on SQL
-that no round had made run, often the same column name written in every round although each
-check's hint named the column meant (``indep_year`` for ``IndepYear``). Resumed where it acts,
-the recorded runs with the agreement check answered 3 more questions on each benchmark sample
-and lost none (64 to 67 and 57 to 60 of 100), so it is the default; runs recorded before the
-switch keep it off.
+the SQL as written, its error and the change. Small agents write the same wrong column name in
+every round although each check's hint names the column meant (``indep_year`` for
+``IndepYear``), and a run would end on SQL no round made run.
 
 The ``outer_column_check`` parameter (off by default) makes a check treat SQL that runs but
 whose subquery selects a column of the outer query (:mod:`agents.rules.outer_columns`:
 ``museum_id NOT IN (SELECT museum_id FROM visitor)`` where ``visitor`` has no such column, so
 the subquery returns each museum's own id) as SQL that fails: the model judges it after being
-told why, the check is negative whatever it says, and the agent writes anew. In seed 7's runs 4 final
-answers were such SQL, all wrong; resumed with the check, the agents wrote the same subquery
-again in 3 of them and the fourth was already right in the figure, and no seed-8 check saw such
-SQL that runs, so it stays off.
+told why, the check is negative whatever it says, and the agent writes anew. Told so, small
+agents wrote the same subquery again, so it stays off.
 
 The ``rounds_while_failing`` parameter (0, off, by default) lets a run that reaches
 ``max_rounds`` with SQL that fails to execute go on for at most that many more rounds, until
 its SQL runs: the paper ends only on a positive check, which failing SQL never gets, and the
-round limit is this implementation's. Resumed at the last round's generation on seed 7's 8 runs
-that stopped on failing SQL, the 1.5B agents wrote the same failing SQL again in the added
-rounds of 5 of them, told its error and hint each time, and no answer was gained. So it is
-off by default, a parameter for models that do follow a hint.
+round limit is this implementation's. Small agents, told the error and hint each time, wrote
+the same failing SQL again in the added rounds, so it is off by default, a parameter for
+models that do follow a hint.
 
 The ``global_writer`` parameter (on by default) keeps every round and changes how a run that
 reaches ``max_rounds`` on SQL that fails ends: one writer writes afresh from the global schema
 -- what the agents shared, nothing private -- with the single-prompt writer's prompt, repaired
 once from its error (:mod:`.global_writer`); its SQL is the answer when it runs, else the
 agents' SQL stays. The agents, told the error, wrote the same failing SQL again (above); a
-writer without that SQL to copy does not. Resumed after the last round of the runs that ended
-on failing SQL, it answered 6, 1 and 4 more questions on the three benchmark samples and lost
-none, so it is the default; runs recorded before it keep it off.
+writer without that SQL to copy does not.
 
 The ``global_check`` parameter (on by default) does the same where the rounds end at
 ``max_rounds`` on SQL that runs but that no check agreed with (the paper's "last SQL,
@@ -104,31 +93,25 @@ unchecked"): the global writer writes its SQL, and its result is compared, as th
 check compares, with that of every SQL the agents wrote in the run, the last first; the latest
 one with the same result is the answer (two results without rows say nothing), and with none
 the last SQL stays. A second writer agreeing with an earlier SQL is the agreement the rounds
-did not reach. Resumed after the last round of such runs, it answered one more question on each
-of the three benchmark samples and lost none, so it is the default; runs recorded before it keep
-it off.
+did not reach.
 
 The ``global_data_first`` parameter (on by default) adds ``selection``'s rule for results
 without data to that check: when no SQL of the agents returns the writer's result, the agents'
 last SQL finds no data (no rows, or NULLs only) and the writer's finds some, the writer's SQL
-is the answer. Replayed on the recorded checks without the model, it changes 5 final SQL on
-the seed-8 sample (4 answers gained, none lost), none on seeds 7 and 9, and one on a fourth,
-unread sample (gained); ``bench/README.md`` says how it was chosen and measured. Runs recorded
-before it keep it off.
+is the answer.
 
 The ``ignore_unread_joins`` parameter (on by default) keeps the agreement check and changes
 what counts as a disagreement: when the checking agent's own SQL returns another result but
 joins a table it reads nothing of (the table's columns appear only in that join's condition,
 :mod:`agents.rules.unread_joins`) and the checked SQL does not name that table, the own SQL without
-that join is run, and the same result as the checked SQL's is a positive check. In seed 7's runs
-an agent that owned ``course_arrange`` joined it into "the hometowns shared by at least two
-teachers", counting each teacher once per course, and its check replaced the right SQL with
-that one. Two results with no rows, once the join is left out, say little: the model judges
-then, as it does for any two empty results. Measured on the recorded runs (a positive check ends
-the run, so the replay is exact; the one check left to the model was resumed), it answered one
-more question on seed 8 (59 to 60 of 100) and as many on seed 7 (67: the hometowns check, two
-empty results, was judged negative), none lost, so it is the default; runs recorded before it
-keep it off.
+that join is run, and the same result as the checked SQL's is a positive check: an agent that
+owns ``course_arrange`` joins it into "the hometowns shared by at least two teachers", counting
+each teacher once per course, and its check would replace the right SQL with that one. Two
+results with no rows, once the join is left out, say little: the model judges then, as it does
+for any two empty results.
+
+Why each option's default is what it is, with the measurements: ``bench/parameter-notes.md``
+and ``bench/CHANGELOG.md``. Runs recorded before an option was on replay with it off.
 
 Privacy is structural: each round step rebuilds its agent's known schema from its private
 schema and the global schema only, and prompts are rendered from that map alone.

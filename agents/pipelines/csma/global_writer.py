@@ -1,9 +1,9 @@
 """The global writer: when the rounds end on SQL that fails, one writer starts afresh from the
 global schema.
 
-Why: in the seed-7 benchmark runs, 8 of 100 CSMA runs stopped at ``max_rounds`` on SQL that
-fails to execute, and going on for more rounds (``rounds_while_failing``) gained nothing: told
-the error and its hint, the 1.5B agents wrote the very same failing SQL again. Each agent writes
+Why: CSMA runs stop at ``max_rounds`` on SQL that fails to execute, and going on for more
+rounds (``rounds_while_failing``) gains nothing: told the error and its hint, small agents
+write the very same failing SQL again (measurements: ``bench/parameter-notes.md``). Each agent writes
 from the tables it extracted, and a small model that has settled on a wrong column keeps it. The
 global schema -- the paper's shared channel, what every agent has published -- holds the tables
 of all agents' extractions, so a writer that reads it whole, with the studio's single prompt and
@@ -21,15 +21,14 @@ The same writer checks a run that ends at ``max_rounds`` on SQL that runs but th
 agreed with (``global_check``): its result is compared, with the agreement check's equality,
 with that of every SQL the agents wrote, the last first, and the latest one with the same
 result is the answer (two results without rows say nothing; with no match the last SQL stays).
-In seed 7's runs an earlier round had named the airline that "serves the most flights" and a
-later check replaced it with SQL returning the airline's id; a second writer agreeing with the
-earlier SQL is the agreement the rounds did not reach.
+An earlier round may name the airline that "serves the most flights" and a later check replace
+it with SQL returning the airline's id; a second writer agreeing with the earlier SQL is the
+agreement the rounds did not reach.
 
 When the check finds no agreement, a result without data weighs less than one with data
 (``global_data_first``): if the agents' last SQL returns no rows (or NULLs only) while the
 writer's returns data, the writer's SQL is the answer. It is ``selection``'s ``data_first``
-rule (a vote sets aside results that hold no data; measured there on the studied sample and
-confirmed on the disjoint one): a query that joins on columns that never pair, names a value
+rule (a vote sets aside results that hold no data): a query that joins on columns that never pair, names a value
 that is not stored or reads the wrong table finds nothing, and a question that is asked of a
 database is rarely answered by nothing. Where both find nothing, or the last SQL finds data,
 the last SQL stays as before.

@@ -12,14 +12,14 @@ fails on a column name, the run ends on the version one clear change makes run
 
 ``variant="compact"`` (the default) keeps the agents, their order and their loops, and changes
 what a small model is asked where a 1.5B model lost answers: the information filter keeps whole
-tables and the tables its answer, the question or a join path points to (it had cut a needed
-table or column in 40 of 100 sample questions) and no longer passes on its calculation method; a
+tables and the tables its answer, the question or a join path points to (it cut needed tables
+and columns) and no longer passes on its calculation method; a
 JOIN label on a one-table schema becomes EASY; SQL generation gets short prompts (instructions,
 schema, examples from other databases, question) that never mention LIMIT; the execution repair
 is shown the columns of the tables its query uses. Each step it changes records ``variant`` in
-its inputs. It answered more questions than the paper's prompts on both benchmark samples (72
-against 49 and 61 against 50 of 100), so it is the default; ``variant="paper"`` runs the paper's
-prompts and filter byte for byte, and runs recorded before the switch keep them.
+its inputs. It is the default (measurements: ``bench/parameter-notes.md``);
+``variant="paper"`` runs the paper's prompts and filter byte for byte, and runs recorded before
+the switch keep them.
 
 Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten question), then
 ``selection`` ({table: [columns]} or None for the whole schema), ``key_info`` and

@@ -29,9 +29,8 @@ from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
 # refiner_prompt -> prompt file. "tables" is the paper's prompt with, after a name error, the
-# block R³'s "tables" correction uses: in the seed-7 traces 16 MAC-SQL runs ended on a name
-# error, 15 of them with the Refiner, given the error and its hint, returning the SQL that had
-# just failed (9 of them questions the one-prompt baseline answered).
+# block R³'s "tables" correction uses: given only the error and its hint, a small Refiner
+# returns the SQL that has just failed (bench/parameter-notes.md).
 PROMPTS = {"paper": "refiner", "tables": "refiner_tables"}
 REPEATED = "This SQL has failed before in the same way: change what the error names.\n"
 

@@ -49,9 +49,7 @@ reason in steps, so their mistakes differ from the writer's; its prompt is MAC-S
 whose agreement with the writer is a cheap sign of its confidence. The order is the order of
 trust: it breaks ties and orders the selection agent's options, and a small selection agent
 mostly picks the first option shown. ``cot`` comes first because, where the candidates
-disagree, it is right most often (seed-7 traces: 7 of the 13 open votes, against 3 for each
-other generator; the same re-vote on the disjoint sample: +2 answers, ``bench/README.md``),
-while the writer and its sample agree with each other often and so win most decisive votes.
+disagree, it is right most often (``bench/parameter-notes.md``), while the writer and its sample agree with each other often and so win most decisive votes.
 Each prompt puts static text first, the schema next and the question (with grounded values)
 last; the sample repeats the writer's prompt byte for byte and a repair
 continues its candidate's conversation, so the local server processes each generator's prompt
