@@ -168,6 +168,10 @@ BENCHMARKS = [
               "with rewritten gold SQL, checked to return the original's rows "
               "(bench/runs/spider-renamed/)", "the Spider dataset", "a few seconds", True,
               _spider_ready),
+    Benchmark("unseen-sets", ["bench/unseen_sets.py"],
+              "builds the question sets on databases outside Spider (bench/unseen/) and checks "
+              "every gold query: it runs, finds data, and no tie decides its order",
+              "nothing", "a few seconds", True, lambda: None),
     Benchmark("hostile-inputs", ["bench/hostile_inputs.py", "run"],
               "generated hostile statements and files against the hard limits: refused, ran, "
               "slowest against the limit, peak memory",
