@@ -182,6 +182,21 @@ BENCHMARKS = [
               "the sets built (the unseen-sets benchmark)", "a second", True,
               lambda: None if (ROOT / "bench/runs/unseen/people_ops/unread.json").is_file()
               else "bench/runs/unseen/ is not built (the unseen-sets benchmark builds it)"),
+    Benchmark("answer-review", ["bench/answer_review.py", "bench/results/fresh-seed11",
+                                "bench/results/renamed-spider-unread",
+                                "bench/results/unseen-people-ops",
+                                "--out", "bench/runs/answer-review.json"],
+              "without the model: how often the answer's review (shape doubt, refusal, empty "
+              "result explained) falls on wrong and on right recorded answers, and on gold",
+              "Spider's databases and the unseen-schema sets built", "a minute", True,
+              lambda: None if (ROOT / "bench/runs/spider-renamed/dev.json").is_file()
+              else "bench/runs/spider-renamed is not built (python bench/renamed_spider.py)"),
+    Benchmark("answerability", ["bench/answerability.py", "--out",
+                                "bench/runs/answerability.json"],
+              "the answerability check on Spider dev, renamed Spider dev and the written "
+              "unanswerable questions: wrong refusals and refusals",
+              "the embedded model (make model) and bench/runs/spider-renamed", "a few minutes",
+              False, _model_ready),
     Benchmark("hostile-inputs", ["bench/hostile_inputs.py", "run"],
               "generated hostile statements and files against the hard limits: refused, ran, "
               "slowest against the limit, peak memory",

@@ -27,7 +27,17 @@ def isolated_studio(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("STUDIO_CACHE", str(home / "cache"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # The answerability check asks the model first about a question whose words name nothing
+    # of the database; scripted conversations are written without that call, so it is off
+    # unless a test turns it on (tests/test_answer_review.py does, with ``answerability_on``).
+    monkeypatch.setenv("STUDIO_ANSWERABILITY", "off")
     yield home
+
+
+@pytest.fixture
+def answerability_on(monkeypatch):
+    """The answerability check as the studio runs it (on)."""
+    monkeypatch.setenv("STUDIO_ANSWERABILITY", "on")
 
 
 @pytest.fixture

@@ -195,7 +195,8 @@ def test_a_candidate_that_times_out_joins_no_group(db, llm, scripted_llm):
     assert [g["generators"] for g in vote["groups"]] == [["writer", "cot"]]
     assert vote["failed"][0]["generator"] == "decomposer"
     assert vote["failed"][0]["error_class"] == "Timeout"
-    assert vote["outcome"] == "decisive" and vote["reason"] == "2 of 3 candidates agree"
+    assert vote["outcome"] == "decisive"
+    assert vote["reason"] == "2 of 3 candidates agree (2 of 3 ran)"
     assert result.final_sql == FRANCE
 
 
@@ -207,7 +208,8 @@ def test_an_unparseable_candidate_takes_no_part(db, llm, scripted_llm):
     vote = result.events[-1].parsed
     # below the minimum share, but there is nothing else to choose
     assert vote["outcome"] == "only_result" and vote["failed"][0]["error_class"] == "NoSQL"
-    assert vote["reason"] == "weak: 1 of 2 candidates agree, below the minimum share 0.75"
+    assert vote["reason"] == ("weak: 1 of 2 candidates agree, below the minimum share 0.75 "
+                              "(1 of 2 ran)")
     assert result.final_sql == FRANCE
 
 

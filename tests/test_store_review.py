@@ -10,7 +10,8 @@ import json
 import pytest
 import sqlite_utils
 
-from agents.core.outcome import DONE_FAILS, DONE_NO_SQL, DONE_RUNS, outcome
+from agents.core.outcome import (DONE_DOUBTFUL, DONE_EMPTY, DONE_FAILS, DONE_NO_SQL, DONE_RUNS,
+    NOT_ANSWERABLE, outcome)
 from agents.store import Store, blamed_step_label
 from agents.store.schema import MIGRATIONS
 
@@ -31,6 +32,12 @@ def test_outcome_tells_running_sql_from_failing_sql():
     assert outcome("done", None, None) == DONE_NO_SQL
     assert outcome("failed", "SELECT 1", {"ok": True}) == "failed"
     assert outcome("stopped", None, None) == "stopped"
+    # the answer's review tells a doubtful, an empty and an unanswerable one apart
+    assert outcome("done", "SELECT 1", {"ok": True, "row_count": 0}) == DONE_EMPTY
+    assert outcome("done", "SELECT 1", {"ok": True, "row_count": 5},
+                   {"doubt": "the question asks for one value"}) == DONE_DOUBTFUL
+    assert outcome("done", None, None, {"answerable": False}) == NOT_ANSWERABLE
+    assert outcome("done", "SELECT 'x'", {"ok": True}, {"answerable": False}) == NOT_ANSWERABLE
 
 
 def test_runs_are_listed_and_filtered_by_outcome(store):

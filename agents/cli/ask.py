@@ -83,6 +83,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def _run_exit(run) -> int:
     if run.status != "done":
         raise CLIError(run.error or f"the run {run.status}")
+    if (run.review or {}).get("answerable") is False:
+        return 0  # its statement is the answer, printed above
     if run.result and not run.result.get("ok"):
         raise CLIError(f"the final SQL failed: {run.result.get('error')}")
     if not run.final_sql:

@@ -18,6 +18,8 @@ import threading
 import time
 from typing import Callable, Iterator
 
+from agents.answer import opening
+from agents.answer.review import review_answer
 from agents.core.events import STOPPED, Run, RunFinished, StepEvent, StepPartial, StepStarted
 from agents.core.pipeline import END, PAPER, STUDIO, ParamSpec, Pipeline, Step
 from agents.core.step_context import (ExecLimits, ParseError, RunStopped, StepContext, StepError,
@@ -99,14 +101,18 @@ def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
               params: dict | None = None, limits: ExecLimits | None = None,
               cancel: threading.Event | None = None, services: dict | None = None,
               control: RunControl | None = None, context: dict | None = None,
-              on_partial: Callable[[StepPartial], None] | None = None) -> Iterator[Item]:
+              on_partial: Callable[[StepPartial], None] | None = None,
+              answer_checks: bool = True) -> Iterator[Item]:
     """Run ``pipeline`` on ``question``; yields StepStarted/StepEvent items, then RunFinished.
 
     ``control`` (or just a ``cancel`` event) lets another thread stop the run. The run is set
     up at once (``control.run`` exists when this returns); its steps run as the items are
     drawn. ``on_partial`` hears the running step's model output as it is written (see
     :class:`RunControl`). ``context`` is recorded on the run as what its ``evidence`` was made
-    of (see :mod:`agents.runs.run_context`); the steps read only the evidence."""
+    of (see :mod:`agents.runs.run_context`); the steps read only the evidence.
+    ``answer_checks`` runs the answerability check first where the question's words name
+    nothing of the database (:mod:`agents.answer.opening`); the review of the final answer
+    (:mod:`agents.answer.review`) is made either way."""
     control = _control(control, cancel, on_partial)
     run = Run(pipeline=pipeline.name, question=question, evidence=evidence or "",
               db_name=db.name, db_path=getattr(db, "path", None),
@@ -122,6 +128,11 @@ def start_run(pipeline: Pipeline, question: str, db, llm, *, evidence: str = "",
     except Exception as exc:  # bad initial state is a failed run, not a crash
         run.start_data = {}
         return _finish(control, error=f"could not start: {exc}")
+    unrelated = opening.needs_check(question, db, evidence) if answer_checks else None
+    if unrelated is not None:  # the question names nothing of the database: ask first
+        ctx.data[opening.DATA_KEY] = unrelated.to_dict()
+        ctx.data[opening.FIRST_KEY] = first
+        first = opening.NAME
     run.start_data = copy.deepcopy(_jsonable(ctx.data))
     return _drive(control, first)
 
@@ -183,7 +194,7 @@ def _drive(control: RunControl, step_name: str | None) -> Iterator[Item]:
             error = f"stopped after {MAX_STEPS} steps (the pipeline did not finish)"
             break
         try:
-            step = pipeline.step(step_name)
+            step = opening.STEP if step_name == opening.NAME else pipeline.step(step_name)
         except KeyError as exc:
             error = str(exc)
             break
@@ -269,6 +280,8 @@ def _conclude(run: Run, pipeline: Pipeline, data: dict | None, db, limits: ExecL
             run.result = result.preview(rows=limits.max_rows)
         except Exception as exc:
             run.result = {"ok": False, "error": str(exc), "error_class": exc.__class__.__name__}
+    run.review = review_answer(run.question, run.final_sql, run.result, db, limits,
+                               checked=(data or {}).get(opening.DATA_KEY))
     run.status = "stopped" if stopped else ("failed" if error else "done")
     run.error = STOPPED if stopped else error
     run.finished_at = time.time()

@@ -188,6 +188,10 @@ class Run:
     # what the run was told besides its question (knowledge notes, the previous question of a
     # conversation): ``agents.runs.run_context.RunContext.to_dict()``; already part of ``evidence``
     context: dict = field(default_factory=dict)
+    # what the studio says about the answer (``agents.answer.review.review_answer``): whether
+    # the database can answer the question, doubts about the result's shape, why it is empty,
+    # the values behind its rows; empty for a run recorded before it existed
+    review: dict = field(default_factory=dict)
 
     @property
     def prompt_tokens(self) -> int:

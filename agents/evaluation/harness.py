@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agents.db.database import open_database
+from agents.core.outcome import run_outcome
 from agents.core.engine import ExecLimits, Pipeline, run_to_end, start_run
 from agents.core.events import Run
 from agents.runs.draft import draft_seconds
@@ -123,7 +124,10 @@ def evaluate_one(question: Question, pipeline: Pipeline, llm, pool: DatabasePool
                                params=options.params.get(pipeline.name),
                                limits=options.step_limits, cancel=cancel, services=services))
     verdict = score(db, question.gold_sql, run.final_sql, options, pred_db=asked)
+    review = run.review or {}
     record = {**base, "pred_sql": run.final_sql, **verdict, "status": run.status,
+              "outcome": run_outcome(run), "answerable": review.get("answerable", True),
+              "doubtful": bool(review.get("doubt")),
               "error": run.error, "model": run.model, "metrics": _metrics(run),
               "finished_at": utc_now(), "run": run.to_dict()}
     return record, run

@@ -52,8 +52,14 @@ def _pipeline_summary(rows: list[dict]) -> dict:
     seconds = [float(m.get("seconds") or 0.0) for m in metrics]
     drafts = [float(m["draft_seconds"]) for m in metrics if m.get("draft_seconds") is not None]
     llm_seconds = sum(float(m.get("llm_seconds") or 0.0) for m in metrics)
-    exec_errors = sum(1 for r in scored if r.get("pred_error") and not r.get("correct"))
+    refused = sum(1 for r in scored if r.get("answerable") is False)
+    exec_errors = sum(1 for r in scored if r.get("pred_error") and not r.get("correct")
+                      and r.get("answerable") is not False)
     return {
+        # answered "the database cannot answer this" (its own outcome: neither SQL that
+        # fails nor a result), and results the answer's review found doubtful
+        "refused": refused,
+        "doubtful": sum(1 for r in scored if r.get("doubtful")),
         "n": n,
         "correct": correct,
         "ex": _pct(correct, n),
@@ -196,6 +202,11 @@ def _tables(pipelines: dict[str, dict], level: int = 2) -> list[str]:
         lines.append(_row(cells))
     lines += ["", "Exec errors: the pipeline gave no SQL or its SQL failed to run. Failed runs: a "
               "step failed (its SQL, if any, is still scored).", ""]
+    refusals = [f"{name} {s['refused']} of {s['n']}" for name, s in pipelines.items()
+                if s.get("refused")]
+    if refusals:
+        lines += ["Answered that the database cannot answer the question (scored as wrong, not "
+                  "as exec errors): " + ", ".join(refusals) + ".", ""]
     lines += [f"{mark} Cost and time per question", ""]
     head = ["pipeline", "LLM calls", "prompt tokens", "completion tokens", "seconds p50",
             "seconds p95", "time outside the model"]

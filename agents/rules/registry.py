@@ -40,7 +40,11 @@ EXECUTION_HINT = "execution hint"    # a query fails: what the repair agent is t
 REPAIR_ENDING = "repair ending"      # a repair loop repeats itself or ends on failing SQL
 AGREEMENT_CHECK = "agreement check"  # candidates, reviewers or agents are compared
 FINAL_ANSWER = "final answer"        # the run's last SQL, before it is shown (the Final check)
-HOOKS = (SCHEMA_CONTEXT, EXECUTION_HINT, REPAIR_ENDING, AGREEMENT_CHECK, FINAL_ANSWER)
+BEFORE_RUN = "before the run"        # the question, before any agent (the answerability check)
+ANSWER_REVIEW = "answer review"      # the run's answer and its result, once it has ended
+ENGINE_HOOKS = (BEFORE_RUN, ANSWER_REVIEW)  # run by the engine for every pipeline
+HOOKS = (BEFORE_RUN, SCHEMA_CONTEXT, EXECUTION_HINT, REPAIR_ENDING, AGREEMENT_CHECK,
+         FINAL_ANSWER, ANSWER_REVIEW)
 
 STUDIO = "studio"
 
@@ -80,6 +84,10 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("answerability", "Answerability check", CHANGES_RESULT, BEFORE_RUN,
+         "a question whose words name nothing of the database is put to the model first; its "
+         "'no' ends the run with a plain statement and no SQL",
+         "agents.answer.opening", measured="bench/results/answerability.json"),
     Rule("whole_part", "Whole schema part", LINT, SCHEMA_CONTEXT,
          "a cut schema keeps the whole small part of the best-ranked table, written first",
          "agents.retrieval.whole_part", switch="keep_whole_part",
@@ -112,6 +120,13 @@ RULES: tuple[Rule, ...] = (
          "agents.rules.runnable_ending", switch="name_rewrite",
          measured="bench/results/rewrite-*, bench/results/endings-*",
          recorded_off=("macsql", "deasql", "r3", "csma")),
+    # at the repair ending, not the execution hint: it tells the model nothing, it decides what
+    # a repair pass ends on (the hint's SQL instead of the model's), as the two rules above do
+    Rule("repair_from_hint", "Repair from the hint", CHANGES_RESULT, REPAIR_ENDING,
+         "a failing query whose hint holds the version that runs is repaired with it, run "
+         "again under the run's limits, with no model call; the model only if it fails",
+         "agents.rules.runnable_ending", switch="repair_from_hint",
+         recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
     Rule("aggregate_gate", "Arbitrary-row gate", CHANGES_RESULT, AGREEMENT_CHECK,
          "a revision that leaves an aggregate beside an ungrouped column is refused",
          "agents.rules.arbitrary_rows", switch="aggregate_gate",
@@ -137,6 +152,15 @@ RULES: tuple[Rule, ...] = (
          "the vote sets aside results holding no data while another candidate's holds some",
          "agents.pipelines.selection.voting", switch="data_first",
          measured="bench/results/data-first-*", recorded_off=("selection",)),
+    Rule("shape_first", "Shape first", CHANGES_RESULT, AGREEMENT_CHECK,
+         "the vote sets aside results whose shape does not fit the question (one value, the "
+         "top k) while another candidate's fits",
+         "agents.pipelines.selection.vote_rules", switch="shape_first",
+         recorded_off=("selection",)),
+    Rule("empty_not_decisive", "Empty is not decisive", CHANGES_RESULT, AGREEMENT_CHECK,
+         "a leading result holding no data is not decisive while some candidates did not run",
+         "agents.pipelines.selection.vote_rules", switch="empty_not_decisive",
+         recorded_off=("selection",)),
     Rule("unrelated_parts", "Unrelated parts", CHANGES_RESULT, REPAIR_ENDING,
          "a candidate reading parts of the schema no key connects gets one repair told so",
          "agents.rules.unrelated_parts", switch="unrelated_parts",
@@ -155,6 +179,19 @@ RULES: tuple[Rule, ...] = (
          acts="agents.rules.final_check:write_values_as_stored",
          measured="bench/results/case-check-*",
          recorded_off=("macsql", "deasql", "r3", "csma", "selection")),
+    Rule("unanswerable_sql", "Answer from no data", LINT, ANSWER_REVIEW,
+         "final SQL that reads no table, or fails on a table like none of the database's, is "
+         "reported as a question the database cannot answer",
+         "agents.answer.answerability"),
+    Rule("result_shape", "Result shape", LINT, ANSWER_REVIEW,
+         "a result that does not fit the question's shape (one value, a row per group, the top "
+         "k) is marked doubtful and says why", "agents.answer.shape"),
+    Rule("empty_result", "Empty result explained", LINT, ANSWER_REVIEW,
+         "an empty result says which condition emptied it and what the column holds instead",
+         "agents.answer.empty_result"),
+    Rule("numbers_behind", "Numbers behind the rows", LINT, ANSWER_REVIEW,
+         "the value a ranking or a HAVING filter was decided on is shown beside the rows "
+         "(display only)", "agents.answer.behind"),
 )
 
 _BY_NAME = {rule.name: rule for rule in RULES}
@@ -195,6 +232,8 @@ def rules_table(pipelines=()) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in RULES:
         users = ", ".join(p.name for p in pipelines if r.name in getattr(p, "rules", ()))
+        if r.hook in ENGINE_HOOKS:
+            users = "every pipeline (the engine)"
         switch = f"`{r.switch}`" if r.switch else \
             ", ".join(f"`{v}`" for v in r.variants) or "always on"
         if r.nested:

@@ -33,7 +33,7 @@ the vote is held among the empty ones as before. Everything here is plain data w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from agents.db import sqltext
 from agents.evaluation.metric import order_matters
@@ -228,14 +228,19 @@ class Vote:
 
 
 def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None, *,
-         min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False) -> Vote:
+         min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False,
+         fits: Callable[[dict | None], bool] | None = None,
+         empty_not_decisive: bool = False) -> Vote:
     """Group ``candidates`` by result and decide whether the largest group settles it.
 
     Decisive: the largest group is strictly larger than the next one and holds at least
     ``min_share`` of all candidates (failed ones included). A tie leaves the tied groups in
     contention; a weak winner (below ``min_share``) leaves every group in contention. With
     ``data_first``, groups whose result holds no data are set aside while any group's result
-    holds some (see the module's docstring).
+    holds some (see the module's docstring). With ``fits`` (a result -> whether its shape fits
+    the question, :mod:`agents.answer.shape`), groups whose result does not fit are set aside
+    while another's does. With ``empty_not_decisive``, a leading result holding no data is
+    never decisive while some candidates did not run: they might have found some.
     """
     candidates = list(candidates)
     groups, failed = group_candidates(candidates, priority)
@@ -252,6 +257,17 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
             voting = found
             result.groups = found + [g for g in groups if g not in found]
             result.set_aside = list(range(len(found), len(groups)))
+    empty = sum(result.groups[n].size for n in result.set_aside)
+    unfit = 0
+    if fits is not None:
+        fitting = [g for g in voting if fits(candidates[g.representative].result)]
+        if fitting and len(fitting) < len(voting):
+            unfit = len(voting) - len(fitting)
+            voting = fitting
+            rest = [g for g in result.groups if g not in fitting]
+            result.groups = fitting + rest
+            result.set_aside = list(range(len(fitting), len(result.groups)))
+    ran = total - len(failed)
     top = voting[0].size
     tied = [n for n, g in enumerate(voting) if g.size == top]
     share = top / total
@@ -264,18 +280,29 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
     elif share < min_share:
         result.reason = f"the only result with data: {top} of {total} candidates"
+    elif empty_not_decisive and failed and not has_data(
+            candidates[voting[0].representative].result):
+        result.contenders = list(range(len(voting))) if len(voting) > 1 else []
+        result.reason = (f"not decisive: {agree}, but their result holds no data and only "
+                         f"{ran} of {total} candidates ran")
     else:
         result.decisive = True
         result.reason = agree
-    if result.set_aside:
-        empty = sum(result.groups[n].size for n in result.set_aside)
+    if failed and "ran" not in result.reason:
+        result.reason += f" ({ran} of {total} ran)"
+    if unfit:
+        result.reason += (f"; {unfit} result{'s' if unfit > 1 else ''} not fitting the "
+                          "question's shape set aside")
+    if empty:
         result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
                           "set aside")
     return result
 
 
 def settled(candidates: Sequence[Candidate], remaining: int, *,
-            min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False) -> str | None:
+            min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False,
+            fits: Callable[[dict | None], bool] | None = None,
+            empty_not_decisive: bool = False) -> str | None:
     """Why the vote over ``candidates`` plus ``remaining`` candidates not yet written is
     already decided whatever those return, or None when they could still change it.
 
@@ -285,7 +312,9 @@ def settled(candidates: Sequence[Candidate], remaining: int, *,
     candidate joined the runner-up. With ``data_first`` a leader without data is never
     settled (one remaining result with data would set it aside). The answer is the one the
     full vote would give: the same group, whichever remaining candidates join it (as in
-    adaptive self-consistency, stopping when more samples cannot change the majority).
+    adaptive self-consistency, stopping when more samples cannot change the majority). A
+    leader whose result does not fit the question's shape (``fits``), or holds no data
+    (``empty_not_decisive``), is never settled either.
     """
     if remaining <= 0:
         return None
@@ -296,6 +325,9 @@ def settled(candidates: Sequence[Candidate], remaining: int, *,
         groups = [g for g in groups if has_data(candidates[g.representative].result)]
         if not groups:  # one remaining result with data would set every group aside
             return None
+    leader = candidates[groups[0].representative].result
+    if (fits is not None and not fits(leader)) or (empty_not_decisive and not has_data(leader)):
+        return None
     total = len(candidates) + remaining
     top = groups[0].size
     runner_up = groups[1].size if len(groups) > 1 else 0

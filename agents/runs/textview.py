@@ -48,12 +48,24 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
     _, note = final_note(run.events)
     if note:
         lines.append(f"Draft answer {note}.")
-    if run.final_sql:
+    review = getattr(run, "review", None) or {}
+    if review.get("answerable") is False:
+        lines.append(review.get("statement") or "This database cannot answer the question.")
+    if run.final_sql and review.get("answerable") is not False:
         lines += ["Final SQL:", indent(format_sql(run.final_sql), 2)]
-    if run.result:
+    if run.result and review.get("answerable") is not False:
         lines.append("")
         if run.result.get("ok"):
-            lines.append(result_text(run.result, max_rows))
+            behind = review.get("behind")
+            shown = {**run.result, "columns": behind["columns"], "rows": behind["rows"]} \
+                if behind else run.result
+            lines.append(result_text(shown, max_rows))
+            if behind:
+                lines.append(f"({', '.join(behind['added'])}: shown beside the answer's "
+                             "columns; the answer's SQL is unchanged)")
+            for note in review.get("notes") or ():
+                if note.get("rule") in ("result_shape", "empty_result"):
+                    lines.append(f"Note: {note['text']}")
         else:
             lines.append(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
                          f"{run.result.get('error')}")

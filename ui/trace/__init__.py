@@ -198,4 +198,4 @@ def render_graph(run) -> None:
 
 
 # Each pipeline's views register themselves on import (they use the names above).
-from . import common, csma, deasql, r3, retrieval, selection, summary  # noqa: E402,F401
+from . import answer, common, csma, deasql, r3, retrieval, selection, summary  # noqa: E402,F401

@@ -29,6 +29,7 @@ from agents.db.exec_result import limit_note
 from agents.db.sqltext import format_sql, same_sql
 from agents.store.export import safe_cell
 from ui.format import md_text, preview_frame
+from ui import answer_review
 from ui.widgets.accept import accept_answer, accepted_note, failure_text
 from ui.widgets.run_export import export_buttons
 
@@ -106,6 +107,9 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     outcome, note = final_note(run.events)
     if note:
         st.caption(md_text(f"Draft answer {note}."))
+    if answer_review.refusal(run):
+        export_buttons(run, key=f"ask_{run.run_id}")
+        return
     if run.status == "failed":
         st.error(md_text(f"The run failed: {run.error}"))
     elif run.status == "stopped":
@@ -158,6 +162,8 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             if rewrite is not None:
                 _offer_rewrite(rewrite, sql_key)
     _accepted_note(run)
+    if preview and preview.get("ok") and not box_changed and not edited:
+        answer_review.doubt(run, sql_key)
     if preview and preview.get("ok"):
         if box_changed:
             st.warning("The result below is from the previous SQL, not the SQL in the box: "
@@ -169,7 +175,9 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             "Download CSV", csv_bytes(frame),
             file_name=f"{run.db_name}_{run.run_id}.csv", mime="text/csv",
             key=f"csv_{run.run_id}", on_click="ignore")
-        result_view(preview, key=run.run_id, max_rows=limits.max_rows)
+        answer_review.empty_note(run, preview, bool(edited))
+        result_view(answer_review.shown_result(run, preview, bool(edited)), key=run.run_id,
+                    max_rows=limits.max_rows)
     export_buttons(run, key=f"ask_{run.run_id}")
 
 

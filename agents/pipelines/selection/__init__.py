@@ -22,7 +22,9 @@ Step graph (every part is a step of its own, so the trace shows it and a run res
   ``sample1..N``, the writer's prompt at a higher temperature).
 - ``repair:<name>``: a candidate that fails gets one repair, in its own conversation, from the
   error and the hint naming the real tables and columns (``repair=false``: none). A repair is
-  cheap (the server still holds the prompt) and most failures are a wrong name. With
+  cheap (the server still holds the prompt) and most failures are a wrong name; where the
+  hint already holds the version of the query that runs, that version is the repair and the
+  generator is not asked (``repair_from_hint``, :mod:`agents.rules.runnable_ending`). With
   ``repair_attempts`` above 1, a repaired SQL that fails with another error is repaired again
   in the same conversation (the same error again ends it). With ``unrelated_parts`` (off by
   default), a candidate that runs but reads tables of parts of the database that no foreign key
@@ -83,7 +85,7 @@ from __future__ import annotations
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from agents.pipelines import baseline
-from agents.rules import final_check
+from agents.rules import final_check, runnable_ending
 from ..common import macsql_schema
 from ..deasql.shared import table_info
 from ..macsql import decomposer
@@ -95,13 +97,14 @@ from .steps import PARTS_PARAM
 class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "selection"
     title = "Candidate selection"
+    label = "Thorough — several writers, results compared"  # what the studio's pickers show
     description = ("Several writers each propose SQL; the candidates are executed, grouped by "
                    "equal results and voted on; a selection agent decides an open vote.")
     paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
              "ICLR 2025): multiple generators, selection by execution")
     rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
-             "sqlite_functions", "data_first", "unrelated_parts", "drop_unread_joins",
-             "match_stored_case")
+             "sqlite_functions", "data_first", "shape_first", "empty_not_decisive",
+             "unrelated_parts", "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         GeneratorList("generators", "cot,writer,decomposer", kind="str",
@@ -124,6 +127,12 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec("data_first", True, origin=STUDIO,
                   help="set aside results with no data (no rows, or NULLs only) while another "
                        "candidate's has some"),
+        ParamSpec("shape_first", True, origin=STUDIO,
+                  help="set aside results whose shape does not fit the question (one value, "
+                       "top k) while another's fits"),
+        ParamSpec("empty_not_decisive", True, origin=STUDIO,
+                  help="a leading result with no data is not decisive while some candidates "
+                       "did not run"),
         ParamSpec("select_orders", 1, min=1, max=4,
                   help="times the selection agent compares the leaders, each in another order; "
                        "most picked wins"),
@@ -140,6 +149,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec(PARTS_PARAM, False, origin=STUDIO, under="repair",
                   help="one repair for a candidate reading parts no foreign key connects; taken "
                        "if it runs in one part"),
+        runnable_ending.hint_param_spec(under="repair"),
         ParamSpec("examples", 3, min=0, max=8,
                   help="related examples from the example bank for the cot and fewshot writers"),
         ParamSpec("exclude_same_db_examples", False,

@@ -19,6 +19,8 @@ from ...outputs import SQLRepair
 from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.db.sqltext import same_sql
+from agents.rules.runnable_ending import (HINT_PARAM, asks_model, not_taken_note,
+    repair_from_hint)
 from agents.rules.unrelated_parts import unrelated_parts
 from agents.runs.candidates import Candidate, run_candidate, settled
 from agents.retrieval import grounding_step as grounding
@@ -26,6 +28,7 @@ from agents.retrieval.grounding_step import grounded_evidence
 from ..r3 import steps as r3_steps
 from .generators import WithParams, generator_for, plan, priority
 from .outputs import CandidateSQL
+from .vote_rules import vote_rules
 
 PREVIEW_ROWS = 5  # rows of each candidate's result kept in the state (the vote re-runs it)
 HERE = Path(__file__).parent
@@ -74,8 +77,7 @@ def next_after(ctx: StepContext, name: str) -> str:
     could = ran > remaining and ran >= ctx.params["min_share"] * len(order)
     if ctx.params.get("stop_when_decided") and could:
         why = settled(current_candidates(ctx), remaining,
-                      min_share=ctx.params["min_share"],
-                      data_first=bool(ctx.params.get("data_first")))
+                      min_share=ctx.params["min_share"], **vote_rules(ctx))
         if why:
             ctx.data["skipped"] = list(order[at:])
             ctx.note(f"the vote is decided: {why}; not written: {', '.join(order[at:])}")
@@ -215,7 +217,9 @@ def repair(ctx: StepContext, name: str) -> str:
     meets the next wrong name there (two look-alike tables, each with half of what the question
     needs); the same error again means the generator is stuck, so it stops there. A candidate
     whose SQL runs but reads unrelated parts of the schema (:func:`_parts_problem`) is told
-    that instead of an error, once (:func:`_repaired_parts`)."""
+    that instead of an error, once (:func:`_repaired_parts`). Where the error's hint already
+    holds the version of the query that runs (``repair_from_hint``), that version is the repair
+    and the generator is not asked (:func:`_repaired_from_hint`)."""
     entry = entry_of(ctx.data, name)
     before, failed = entry.get("sql"), ExecResult.from_dict(entry.get("result") or {"ok": False})
     problem = _parts_problem(ctx, entry, before) if before and failed.ok else None
@@ -227,7 +231,14 @@ def repair(ctx: StepContext, name: str) -> str:
     turns = list(entry.get("repair_turns") or [])  # earlier repairs of this candidate
     attempt = len(turns) + 1
     ctx.set_inputs(sql=before, error=problem or failed.error,
-                   **({"attempt": attempt} if turns else {}))
+                   **({"attempt": attempt} if turns else {}),
+                   repair_from_hint=ctx.params[HINT_PARAM])
+    hinted = None if problem else repair_from_hint(ctx, before, failed.error, failed.hint,
+                                                   record=True)
+    if hinted is not None and hinted.runs:
+        return _repaired_from_hint(ctx, name, entry, failed, hinted, attempt)
+    if hinted is not None:
+        ctx.note(not_taken_note(hinted))
     written = (WithParams(ctx, **{generator.prompt_param: entry["prompt"]})
                if generator.prompt_param and entry.get("prompt") else ctx)
     messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
@@ -245,7 +256,8 @@ def repair(ctx: StepContext, name: str) -> str:
     record = SQLRepair(error=problem or failed.error,
                        error_class=PARTS_ERROR_CLASS if problem else failed.error_class,
                        hint=None if problem else failed.hint, sql_before=before,
-                       sql_after=after, attempt=attempt)
+                       sql_after=after, attempt=attempt,
+                       from_hint=None if problem else asks_model(ctx))
     if problem:
         return _repaired_parts(ctx, name, entry, record, turns + [this_turn])
     ctx.set_output(record, sql=after)
@@ -271,6 +283,25 @@ def repair(ctx: StepContext, name: str) -> str:
         return f"repair:{name}"
     ctx.note(f"the repaired SQL fails too ({result.error_class}); {name} takes no part in "
              f"the vote")
+    return next_after(ctx, name)
+
+
+def _repaired_from_hint(ctx: StepContext, name: str, entry: dict, failed: ExecResult,
+                        hinted, attempt: int) -> str:
+    """The candidate's repair is the version of its SQL the error's hint holds, which runs
+    (run again here under the run's limits): no model call, and no turn of its conversation
+    (a later repair for unrelated parts is told the SQL it reads)."""
+    before, result = entry["sql"], hinted.result
+    record = SQLRepair(error=failed.error, error_class=failed.error_class, hint=failed.hint,
+                       sql_before=before, sql_after=hinted.sql, attempt=attempt,
+                       rewrite=hinted.change, from_hint=True)
+    entry.update(sql=hinted.sql, result=result.preview(rows=PREVIEW_ROWS), repaired_from=before)
+    ctx.data["sql"] = leading_sql(ctx.data, ctx.params)
+    mark_draft(ctx, name, record, result)
+    ctx.set_output(record, sql=hinted.sql)
+    ctx.note(f"the hint's version of the SQL runs and returns {result.row_count} row(s)")
+    if _flag_unrelated_parts(ctx, entry, hinted.sql, result):
+        return f"repair:{name}"
     return next_after(ctx, name)
 
 

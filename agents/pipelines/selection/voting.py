@@ -26,6 +26,7 @@ from ..r3.result_table import result_table
 from .generators import priority, schema_text
 from .outputs import CandidateVote, Selection
 from .steps import PREVIEW_ROWS, current_candidates
+from .vote_rules import vote_rules
 
 HERE = Path(__file__).parent
 MAX_OPTIONS = 4      # groups shown to the selection agent (the largest, then by priority)
@@ -74,7 +75,7 @@ def vote_step(ctx: StepContext) -> str | None:
     ctx.set_inputs(candidates=[c.generator for c in candidates], min_share=ctx.params["min_share"])
     trust = priority(ctx.params, data["plan"])
     outcome = vote(candidates, priority=trust, min_share=ctx.params["min_share"],
-                   data_first=bool(ctx.params.get("data_first")))
+                   **vote_rules(ctx))
     groups = [_group_summary(candidates, g) for g in outcome.groups]
     failed = [{"generator": candidates[i].generator, "error_class": candidates[i].error_class,
                "error": (candidates[i].result or {}).get("error")} for i in outcome.failed]

@@ -1,0 +1,71 @@
+"""The vote's answer-review rules: a result that does not fit the question's shape is set aside
+while another fits (``shape_first``), and an empty result is never decisive while some
+candidates did not run (``empty_not_decisive``)."""
+
+from __future__ import annotations
+
+from agents.answer.shape import fits_question
+from agents.pipelines.selection import PIPELINE
+from agents.rules.registry import rule
+from agents.runs.candidates import Candidate, settled, vote
+
+
+def ran(name: str, rows, sql: str = "SELECT 1") -> Candidate:
+    return Candidate(name, sql, {"ok": True, "rows": [list(r) for r in rows],
+                                 "row_count": len(rows), "columns": ["x"]})
+
+
+def failed(name: str) -> Candidate:
+    return Candidate(name, "SELECT nope", {"ok": False, "error": "no such column: nope"})
+
+
+def test_a_result_that_does_not_fit_is_set_aside_while_another_fits():
+    many = [(n,) for n in range(6)]
+    candidates = [ran("a", many), ran("b", many), ran("c", [(6,)])]
+    fits = fits_question("How many orders are there?")
+    plain = vote(candidates, ["a", "b", "c"])
+    assert plain.decisive and plain.groups[0].generators == ["a", "b"]
+    shaped = vote(candidates, ["a", "b", "c"], fits=fits)
+    assert shaped.groups[0].generators == ["c"]
+    assert "not fitting the question's shape set aside" in shaped.reason
+    assert shaped.set_aside == [1]
+
+
+def test_when_nothing_fits_the_vote_is_as_before():
+    many = [(n,) for n in range(6)]
+    candidates = [ran("a", many), ran("b", many)]
+    fits = fits_question("How many orders are there?")
+    assert vote(candidates, ["a", "b"], fits=fits).groups[0].generators == ["a", "b"]
+
+
+def test_an_empty_result_is_not_decisive_while_others_did_not_run():
+    candidates = [ran("a", []), ran("b", []), failed("c"), failed("d")]
+    before = vote(candidates, ["a", "b", "c", "d"], min_share=0.5)
+    assert before.decisive
+    after = vote(candidates, ["a", "b", "c", "d"], min_share=0.5, empty_not_decisive=True)
+    assert not after.decisive
+    assert "only 2 of 4 candidates ran" in after.reason
+
+
+def test_the_vote_says_how_many_candidates_ran():
+    candidates = [ran("a", [(1,)]), ran("b", [(1,)]), failed("c")]
+    outcome = vote(candidates, ["a", "b", "c"], min_share=0.5)
+    assert outcome.decisive and "(2 of 3 ran)" in outcome.reason
+
+
+def test_the_early_stop_waits_for_a_leader_that_does_not_fit_or_holds_nothing():
+    many = [(n,) for n in range(6)]
+    fits = fits_question("How many orders are there?")
+    leaders = [ran("a", many), ran("b", many)]
+    assert settled(leaders, 1, min_share=0.5)
+    assert settled(leaders, 1, min_share=0.5, fits=fits) is None
+    empty = [ran("a", []), ran("b", [])]
+    assert settled(empty, 1, min_share=0.5, empty_not_decisive=True) is None
+
+
+def test_the_rules_are_declared_and_replays_keep_them_off():
+    for name in ("shape_first", "empty_not_decisive"):
+        declared = rule(name)
+        assert declared.switch == name and name in PIPELINE.rules
+        assert PIPELINE.replay_defaults()[name] is False
+        assert PIPELINE.resolve_params({})[name] is True
