@@ -212,3 +212,48 @@ def test_a_review_that_cannot_be_made_never_fails_the_run(shop):
     review = review_answer("How many?", "SELEC nonsense", {"ok": True, "row_count": 0}, shop,
                            ExecLimits())
     assert review["answerable"] is True and review["notes"] == []
+
+
+# -- sums over repeating joins, NULL groups on top, units not converted ------------------------
+
+def test_a_sum_through_a_join_that_repeats_rows_is_doubtful(shop):
+    from agents.answer.fanout import fanout_doubt
+    repeated = ("SELECT SUM(o.shipping_fee) FROM orders o JOIN order_items i "
+                "ON i.order_id = o.order_id WHERE i.quantity > 1")
+    found = fanout_doubt(repeated, shop, timeout=5)
+    assert found.startswith("SUM(shipping_fee) counts each orders row once for every "
+                            "order_items row")
+    # the many side's own column, or a grouping by its key, is not repeated
+    assert fanout_doubt("SELECT SUM(i.quantity) FROM orders o JOIN order_items i "
+                        "ON i.order_id = o.order_id", shop, timeout=5) is None
+    assert fanout_doubt("SELECT i.order_item_id, SUM(o.shipping_fee) FROM orders o JOIN "
+                        "order_items i ON i.order_id = o.order_id GROUP BY i.order_item_id",
+                        shop, timeout=5) is None
+
+
+def test_a_ranking_whose_top_group_is_null_is_doubtful():
+    from agents.answer.null_group import null_group_doubt
+    sql = ("SELECT department_id, COUNT(*) FROM employees GROUP BY department_id "
+           "ORDER BY COUNT(*) DESC LIMIT 1")
+    top_null = {"ok": True, "columns": ["department_id", "COUNT(*)"], "rows": [[None, 12]]}
+    assert "without a department_id (NULL)" in null_group_doubt(sql, top_null)
+    named = {"ok": True, "columns": ["department_id", "COUNT(*)"], "rows": [[3, 9]]}
+    assert null_group_doubt(sql, named) is None
+
+
+@pytest.mark.parametrize("question, sql, doubtful", [
+    ("Which tracks are longer than 5 minutes?", "SELECT name FROM t WHERE duration_ms > 5",
+     True),
+    ("Which tracks are longer than 5 minutes?",
+     "SELECT name FROM t WHERE duration_ms > 300000", False),
+    ("Total hours per project?", "SELECT p, SUM(duration_ms) FROM t GROUP BY p", True),
+    ("Total hours per project?", "SELECT p, SUM(duration_ms) / 3600000.0 FROM t GROUP BY p",
+     False),
+    ("Which project has the most hours?",
+     "SELECT p FROM t GROUP BY p ORDER BY SUM(duration_ms) DESC LIMIT 1", False),
+    ("Which jobs pay above 90,000 euros?", "SELECT j FROM jobs WHERE max_cents > 90000", True),
+    ("Which jobs pay the most?", "SELECT j FROM jobs ORDER BY max_salary_cents DESC", False),
+])
+def test_a_unit_the_sql_does_not_convert_is_doubtful(question, sql, doubtful):
+    from agents.answer.units import unit_doubt
+    assert (unit_doubt(question, sql) is not None) == doubtful

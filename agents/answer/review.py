@@ -8,7 +8,9 @@ the run (``Run.review``), which the pages, the CLI, the exports and the evaluati
   none of the database's -- for a question whose words name nothing of the database);
 - ``notes``: each ``{"rule", "text"}`` a check found, the rule named as in the registry, so
   the trace says which rule spoke and why;
-- ``expected``: the shape the question asks for; ``doubt``: how the result does not fit it;
+- ``expected``: the shape the question asks for; ``doubt``: why the result may not answer
+  the question (its shape, a sum over a join that repeats rows, a NULL group on top, a unit
+  not converted);
 - ``empty``: why an empty result is empty; ``behind``: the values behind the rows.
 
 A review that cannot be made is left out: it never fails a run or changes its SQL.
@@ -21,12 +23,16 @@ import time
 from agents.answer.answerability import unanswerable_sql, unrelated_question
 from agents.answer.behind import numbers_behind
 from agents.answer.empty_result import explain_empty
+from agents.answer.fanout import fanout_doubt
+from agents.answer.null_group import null_group_doubt
+from agents.answer.units import unit_doubt
 from agents.answer.shape import expected_shape, shape_doubt
 from agents.answer.sqlshape import alias_tables, column_table, group_columns, outer_select
 from agents.answer.words import names_word, stem
 from agents.db.identifiers import quote_identifier
 
 QUERY_SECONDS = 2.0  # any one query of the review, at most
+DOUBTS = ("result_shape", "fanout_sum", "null_group", "unit_mismatch")  # rules that doubt
 
 
 def review_answer(question: str, sql: str | None, result: dict | None, db, limits, *,
@@ -61,8 +67,15 @@ def _review(question, sql, result, db, limits, checked) -> dict:
             count, row_table = _groups(expected.word, sql, db, timeout)
         doubt = shape_doubt(expected, result, group_count=count, row_table=row_table)
         if doubt:
-            review["doubt"] = doubt
             review["notes"].append({"rule": "result_shape", "text": doubt})
+    for name, doubt in (("fanout_sum", fanout_doubt(sql, db, timeout=timeout)),
+                        ("null_group", null_group_doubt(sql, result)),
+                        ("unit_mismatch", unit_doubt(question, sql))):
+        if doubt:
+            review["notes"].append({"rule": name, "text": doubt})
+    doubts = [n["text"] for n in review["notes"] if n["rule"] in DOUBTS]
+    if doubts:
+        review["doubt"] = "; ".join(doubts)
     if not result.get("row_count"):
         empty = explain_empty(sql, db, timeout=timeout)
         if empty:

@@ -186,6 +186,15 @@ RULES: tuple[Rule, ...] = (
     Rule("result_shape", "Result shape", LINT, ANSWER_REVIEW,
          "a result that does not fit the question's shape (one value, a row per group, the top "
          "k) is marked doubtful and says why", "agents.answer.shape"),
+    Rule("fanout_sum", "Sum over repeated rows", LINT, ANSWER_REVIEW,
+         "a SUM or AVG of a column joined to a table holding several rows for each of its rows "
+         "is marked doubtful", "agents.answer.fanout"),
+    Rule("null_group", "NULL group on top", LINT, ANSWER_REVIEW,
+         "a ranking whose top group has a NULL key is marked doubtful",
+         "agents.answer.null_group"),
+    Rule("unit_mismatch", "Unit not converted", LINT, ANSWER_REVIEW,
+         "a column named in another unit than the question's (ms for minutes, cents for "
+         "euros) reaching the answer unconverted is marked doubtful", "agents.answer.units"),
     Rule("empty_result", "Empty result explained", LINT, ANSWER_REVIEW,
          "an empty result says which condition emptied it and what the column holds instead",
          "agents.answer.empty_result"),
