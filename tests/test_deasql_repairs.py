@@ -59,7 +59,7 @@ def test_repairs_ending_on_a_name_error_end_on_the_version_that_runs(db, llm, sc
                             CORRECT: json.dumps({"sql": WRONG_ALIAS}),
                             REPAIR: json.dumps({"sql": WRONG_ALIAS})})
     result = run(db, llm, "Who sang in the Autumn concert?", variant=None,
-                 repair_attempts=repair_attempts)
+                 repair_attempts=repair_attempts, repair_from_hint=False)
     assert result.status == "done", result.error
     step = event(result, "execution_check")
     assert step.inputs["name_rewrite"] is True and step.parsed["ok"] is True

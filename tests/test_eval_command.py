@@ -118,8 +118,9 @@ def test_manifest_params_are_compared_for_the_pipelines_evaluated_now(tmp_path):
 
 FINAL_CHECK = ("drop_unread_joins", "drop_unread_from_table", "read_through_join_keys",
                "drop_unrelated_part_joins", "match_stored_case")   # the Final check's rules
-FINAL_CHECK_OFF = {name: False for name in FINAL_CHECK}
-FINAL_CHECK_ON = {name: True for name in FINAL_CHECK}
+# repair_from_hint came after every folder below: off in what each of them ran
+FINAL_CHECK_OFF = {**{name: False for name in FINAL_CHECK}, "repair_from_hint": False}
+FINAL_CHECK_ON = {**{name: True for name in FINAL_CHECK}, "repair_from_hint": True}
 
 def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path):
     """MAC-SQL's Decomposer prompt was the paper's by default when a folder recorded
@@ -271,7 +272,7 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
                                              ".*'drop_unread_joins': True"):
             _check_manifest(tmp_path, {**base, "params": now})
         _check_manifest(tmp_path, {**base, "params": _recorded_params(
-            {name: dict(FINAL_CHECK_OFF)}, [pipeline])})
+            {name: {k: False for k in FINAL_CHECK}}, [pipeline])})
 
 
 def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_of_its_time(

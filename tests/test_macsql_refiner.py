@@ -79,7 +79,8 @@ def test_a_loop_ending_on_a_name_error_ends_on_the_version_that_runs(small_db, l
     such, with the SQL as written and its error kept in the output."""
     scripted_llm.when(DECOMPOSER, decomposition(("q", WRONG_ALIAS)))
     scripted_llm.when(REFINER, f"```sql\n{WRONG_ALIAS}\n```")
-    result = run(small_db, llm, "Who sang in 2015?", max_refine=max_refine)
+    result = run(small_db, llm, "Who sang in 2015?", max_refine=max_refine,
+                 repair_from_hint=False)  # the model is asked, and repeats the SQL
 
     last = [e for e in result.events if e.agent == "Refiner"][-1]
     assert last.parsed["status"] == "rewritten" and last.inputs["name_rewrite"] is True
@@ -247,7 +248,8 @@ def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(sma
     scripted_llm.when(DECOMPOSER, decomposition(("q", wrong)))
     answers = iter([wrong.replace(" JOIN ", " INNER JOIN "), wrong, right])
     scripted_llm.when(REFINER, lambda req: f"```sql\n{next(answers)}\n```")
-    result = run(small_db, llm, "Who sang in 2015?", refiner_prompt="tables")
+    result = run(small_db, llm, "Who sang in 2015?", refiner_prompt="tables",
+                 repair_from_hint=False)  # the model is asked: what its prompt shows
 
     prompts = [last_user_message(r) for r in requests_for(scripted_llm, REFINER)]
     first = prompts[0]
@@ -268,7 +270,7 @@ def test_the_tables_refiner_prompt_spells_out_the_tables_around_a_name_error(sma
     scripted_llm.clear()
     scripted_llm.when(DECOMPOSER, decomposition(("q", wrong)))
     scripted_llm.when(REFINER, f"```sql\n{right}\n```")
-    run(small_db, llm, "Who sang in 2015?", refiner_prompt="paper")
+    run(small_db, llm, "Who sang in 2015?", refiner_prompt="paper", repair_from_hint=False)
     paper = last_user_message(requests_for(scripted_llm, REFINER)[0])
     before, error_part = paper.split("[SQLite error]\n")
     error, after = error_part.split("[Exception class]")

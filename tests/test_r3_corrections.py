@@ -68,7 +68,7 @@ ALIAS_ERROR = ("SELECT T2.name FROM singer AS T1 JOIN singer_in_concert AS T2 "
 def test_tables_fix_prompt_names_the_alias_to_write_and_notices_a_repeat(db, llm, scripted_llm):
     scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
                       writer(SQL_A, "Fixed."), invitation(1), approve())
-    result = run(db, llm, n_reviewers=1, fix_prompt="tables")
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repair_from_hint=False)
 
     assert result.status == "done", result.error
     first, second = (last_user_message(scripted_llm.requests[i]) for i in (1, 2))
@@ -95,7 +95,8 @@ def test_spent_corrections_on_a_name_error_go_on_with_the_version_that_runs(db, 
     scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
                       invitation(1), approve())
     # (the Final check would then leave out the join of singer_in_concert, which nothing reads)
-    result = run(db, llm, n_reviewers=1, max_fix_attempts=1, drop_unread_joins=False)
+    result = run(db, llm, n_reviewers=1, max_fix_attempts=1, drop_unread_joins=False,
+                 repair_from_hint=False)
 
     assert result.status == "done", result.error
     execution = [e for e in result.events if e.step == "execute"][-1]
@@ -115,7 +116,8 @@ def test_spent_corrections_on_a_name_error_go_on_with_the_version_that_runs(db, 
 
 def test_without_name_rewrite_spent_corrections_fail_the_run(db, llm, scripted_llm):
     scripted_llm.push(writer(ALIAS_ERROR), writer(ALIAS_ERROR))
-    result = run(db, llm, n_reviewers=1, max_fix_attempts=1, name_rewrite=False)
+    result = run(db, llm, n_reviewers=1, max_fix_attempts=1, name_rewrite=False,
+                 repair_from_hint=False)
     assert result.status == "failed" and "still fails after 1 correction(s)" in result.error
     assert PIPELINE.resolve_recorded({"writer_style": "direct"})["name_rewrite"] is False
 
@@ -161,7 +163,8 @@ def test_a_correction_that_repeats_the_failing_sql_is_asked_again_sampled(db, ll
     prompt holds one answer per correction."""
     scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
                       writer(SQL_A, "Fixed."), invitation(1), approve(), approve())
-    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8)
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8,
+                 repair_from_hint=False)
 
     assert result.status == "done", result.error
     fixes = [e for e in result.events if e.step == "fix"]
@@ -183,7 +186,8 @@ def test_an_unusable_sampled_correction_leaves_the_first_answer_in_the_dialogue(
     scripted_llm.push(writer(ALIAS_ERROR, "First try."), writer(ALIAS_ERROR, "Again."),
                       "no idea", "still no idea", writer(SQL_A, "Fixed."), invitation(1),
                       approve())
-    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8)
+    result = run(db, llm, n_reviewers=1, fix_prompt="tables", repeat_temperature=0.8,
+                 repair_from_hint=False)
 
     assert result.status == "done", result.error
     first_fix = next(e for e in result.events if e.step == "fix")

@@ -97,6 +97,10 @@ class SQLRepair(Output):
     ``rewritten`` (still failing then, on a column name, and ``sql_after`` is the version one
     clear change makes run: ``written_sql`` failed with ``written_error``, ``rewrite`` says
     what changed; :mod:`agents.rules.runnable_ending`).
+
+    ``from_hint`` says who wrote a repair with ``repair_from_hint`` on: True, it is the version
+    that runs the error's hint held, taken with no model call (``rewrite`` says what it
+    changed); False, the model was asked. Unset (None) with the option off, as before it.
     """
 
     kind: ClassVar[str] = "sql_repair"
@@ -113,6 +117,7 @@ class SQLRepair(Output):
     written_error: str | None = None
     rewrite: str | None = None
     draft: bool | None = None  # the repaired SQL is the run's first answer (candidate selection)
+    from_hint: bool | None = None  # True: the hint's version, no model call; False: the model's
 
     def text_lines(self) -> list[str]:
         if self.status == "ok":
@@ -126,6 +131,10 @@ class SQLRepair(Output):
         lines = [f"  error ({self.error_class}): {self.error}"]
         if self.hint:
             lines.append(f"  hint given with the error: {self.hint}")
+        if self.from_hint:
+            lines.append(f"  taken from the hint, no model call: {self.rewrite}")
+        elif self.from_hint is False:
+            lines.append("  asked the model")
         lines += [f"  repair {self.attempt}:", indent(format_sql(self.sql_after or ""), 4)]
         return lines
 

@@ -262,6 +262,17 @@ def rewrite_or_none(db, error: str | None, sql: str, schema, *,
         return None
 
 
+def hinted_rewrite(db, error: str | None, sql: str, schema, hint: str | None, *,
+                   timeout: float = REWRITE_SECONDS) -> Rewrite | None:
+    """The rewrite ``hint`` holds (:func:`name_error_hint`'s last sentence), or None: built
+    again from the same error, SQL and schema and recognised by its sentence in ``hint``, never
+    read back out of the hint's words (its changes are prose that may hold any character)."""
+    if not hint or REWRITE_LEAD not in hint:
+        return None
+    rewrite = rewrite_or_none(db, error, sql, schema, timeout=timeout)
+    return rewrite if rewrite is not None and rewrite.sentence() in hint else None
+
+
 def take_rewrite(rewrite: Rewrite | None, result, run):
     """``(sql, result, written)`` for SQL that ran with ``result``: as it is when ``rewrite`` is
     None, or ``rewrite`` run with ``run`` (the caller's limits, its recording) and ``written``

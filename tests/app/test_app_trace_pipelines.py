@@ -240,6 +240,14 @@ def script_r3_ending(server) -> None:
                 "COMMENT: Fine.\nVERDICT: approve")
 
 
+def script_r3_from_hint(server) -> None:
+    """The writer's SQL fails on the wrong alias; the correction is the hint's version (no
+    model call), which goes to the reviewer, who approves."""
+    server.push(f"```sql\n{MISPLACED}\n```",
+                "```json\n" + json.dumps({"Reviewer Ada": "Data Analyst"}) + "\n```",
+                "COMMENT: Fine.\nVERDICT: approve")
+
+
 PER_COUNTRY = "SELECT country, COUNT(*) FROM customers GROUP BY country"
 
 
@@ -333,12 +341,23 @@ def traces(tmp_path_factory) -> dict[str, list[dict]]:
             "deasql_extremum": run_events("deasql", DEA_EXTREMUM_QUESTION,
                                           script_deasql_extremum, shop, llm, server),
             # the defaults end a repair loop that fails on a column name on the runnable version
+            # (the model asked for the repairs: with the hint's version taken, no loop ends so)
             "deasql_ending": run_events("deasql", CSMA_QUESTION, script_deasql_ending, shop,
-                                        llm, server, services={"examples": example_bank()}),
+                                        llm, server, params={"repair_from_hint": False},
+                                        services={"examples": example_bank()}),
             "macsql_ending": run_events("macsql", CSMA_QUESTION, script_macsql_ending, shop,
-                                        llm, server, params={"use_selector": "never"}),
+                                        llm, server, params={"use_selector": "never",
+                                                             "repair_from_hint": False}),
             "r3_ending": run_events("r3", CSMA_QUESTION, script_r3_ending, shop, llm, server,
-                                    params={"k": 0, "n_reviewers": 1, "max_fix_attempts": 1}),
+                                    params={"k": 0, "n_reviewers": 1, "max_fix_attempts": 1,
+                                            "repair_from_hint": False}),
+            # the defaults: the failing SQL's hint holds the version that runs, the repair
+            "deasql_from_hint": run_events("deasql", CSMA_QUESTION, script_deasql_ending, shop,
+                                           llm, server, services={"examples": example_bank()}),
+            "macsql_from_hint": run_events("macsql", CSMA_QUESTION, script_macsql_ending, shop,
+                                           llm, server, params={"use_selector": "never"}),
+            "r3_from_hint": run_events("r3", CSMA_QUESTION, script_r3_from_hint, shop, llm,
+                                       server, params={"k": 0, "n_reviewers": 1}),
             "r3_aggregate": run_events("r3", R3_QUESTION, script_r3_aggregate, shop, llm,
                                        server, params={"k": 0, "n_reviewers": 1}),
             "r3_failing_revision": run_events("r3", R3_QUESTION, script_r3_failing_revision,
@@ -657,3 +676,25 @@ def test_a_repair_loop_ending_on_the_version_that_runs_says_so(traces, name, ste
     sqls = [sql for _, sql in codes(at.status[index])]
     assert sqls[0] == format_sql(MISPLACED)
     assert sqls.count(format_sql(MISPLACED.replace("p.rating", "r.rating"))) == 1
+
+
+@pytest.mark.parametrize("name, step", [("macsql_from_hint", "refiner"),
+                                        ("deasql_from_hint", "execution_check"),
+                                        ("r3_from_hint", "fix")])
+def test_a_repair_taken_from_the_hint_says_no_model_was_asked(traces, name, step):
+    """MAC-SQL's Refiner, DEA-SQL's execution check and R³'s correction: the error's hint held
+    the version that runs, and the step says it took it with no model call, showing the SQL
+    that failed and the version taken."""
+    events = traces[name]
+    index = next(i for i, e in enumerate(events) if e["step"] == step
+                 and ((e["parsed"] or {}).get("from_hint")
+                      or any(r.get("from_hint") for r in (e["parsed"] or {}).get("repairs", []))))
+    assert events[index]["calls"] == []
+    at = draw(events)
+    shown = texts(at.status[index])
+    assert (":green-badge[taken from the hint] no model call: the hint held the version of the "
+            "query that runs (p.rating written r.rating") in shown
+    assert "No model call" in shown and "Asked the model" not in shown
+    sqls = [sql for _, sql in codes(at.status[index])]
+    assert format_sql(MISPLACED) in sqls
+    assert format_sql(MISPLACED.replace("p.rating", "r.rating")) in sqls

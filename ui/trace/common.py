@@ -12,7 +12,7 @@ from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, error_line, markdown_table, name, names, prose,
-                    render_sql_change, rewritten_note, round_prefix, text)
+                    render_sql_change, repaired_by_note, rewritten_note, round_prefix, text)
 
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
 _STYLES = {"cot": "chain of thought", "pot": "program of thoughts",
@@ -72,6 +72,7 @@ def render_repair(repair: SQLRepair) -> None:
         st.markdown(error_line("Error", repair.error, repair.error_class, attempt))
         if repair.hint:
             st.caption(f"Hint given with the error: {text(repair.hint)}")
+    repaired_by_note(repair.from_hint, repair.rewrite)
     if repair.sql_before or repair.sql_after:
         render_sql_change(repair.sql_before, repair.sql_after)
     if repair.reasoning:
@@ -84,6 +85,7 @@ def render_execution_check(check: ExecutionCheck) -> None:
     for r in check.repairs:
         kind = f" ({text(r['error_class'])})" if r.get("error_class") else ""
         st.markdown(f"**Repair {r.get('attempt', '')}** · error{kind}: {text(r.get('error'))}")
+        repaired_by_note(r.get("from_hint"), r.get("rewrite"))
         render_sql_change(r.get("sql_before"), r.get("sql_after"))
     if check.rewrite:
         rewritten_note(f"{round_prefix(check.round)}The repair loop ended on SQL that",

@@ -133,3 +133,14 @@ def rewritten_note(lead: str, written_sql: str, error: str | None, changes: str)
                 f"it run: {text(changes)}")
     with st.expander("The SQL as written"):
         st.code(format_sql(written_sql), language="sql", wrap_lines=True)
+
+
+def repaired_by_note(from_hint: bool | None, change: str | None = None) -> None:
+    """Who wrote a repair, with ``repair_from_hint`` on: the version the error's hint held,
+    taken with no model call, or the model (unset: the option was off, nothing is said)."""
+    if from_hint:
+        st.markdown(f"{badge('taken from the hint', 'green')} no model call: the hint held the "
+                    f"version of the query that runs ({text(change or 'one clear change')}), "
+                    "run again under the run's limits")
+    elif from_hint is False:
+        st.caption("Asked the model: the hint held no version of the query that runs")

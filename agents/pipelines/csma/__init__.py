@@ -137,7 +137,9 @@ four only for an agreement check that wrote its own SQL); generate -> ``{"round"
 ``written_sql``, ``written_error`` and ``rewrite`` when the SQL is a rewrite; a check's own SQL
 likewise ``own_written_sql``, ``own_written_error`` and ``own_rewrite``); global writer ->
 ``{"mode", "sql", "tables", "executes", "taken", "agents_sql", "agents_error"}`` (plus
-``first_sql`` and ``first_error`` after its repair, the rewrite's fields, and, checking,
+``first_sql`` and ``first_error`` after its repair, with ``from_hint`` -- and
+``hint_rewrite`` when the repair is the version the error's hint held, taken with no model
+call (``repair_from_hint``) -- the rewrite's fields, and, checking,
 ``agreed_sql``, ``agrees_with_last`` and ``compared``).
 """
 
@@ -146,7 +148,7 @@ from __future__ import annotations
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext, StepError
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
 from agents.pipelines import baseline
-from agents.rules import final_check
+from agents.rules import final_check, runnable_ending
 from ..common import macsql_schema
 from . import check, global_writer, steps
 from .context import AGREEMENT, COMPACT, PAPER, ROUNDS_WHILE_FAILING, VERDICT
@@ -172,7 +174,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              "Multi-functional LLM Agents")
     rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
              "name_rewrite", "outer_column_check", "ignore_unread_joins", "global_writer",
-             "global_check", "drop_unread_joins", "match_stored_case")
+             "global_check", "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("n_agents", 2, "agents sharing the schema (equal contiguous split by table "
@@ -193,6 +195,7 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec(global_writer.DATA_FIRST_PARAM, True, "with no match, take the global "
                   "writer's SQL if it finds data and the agents' last SQL finds none",
                   origin=STUDIO, under=global_writer.CHECK_PARAM),
+        runnable_ending.hint_param_spec(),
         ParamSpec("generation", "direct", "SQL generation prompt: direct, or MAC-SQL's "
                   "decomposition into sub-questions", kind="choice",
                   choices=["direct", "decompose"]),

@@ -12,7 +12,10 @@ private: only what the agents already shared.
 
 Each SQL it writes gets the name rewrite the agents get, within the global schema; when it
 still fails, the writer repairs it once in its own conversation, told the error and a hint
-built from the global schema (the same repair ``selection``'s candidates get). Its SQL becomes
+built from the global schema (the same repair ``selection``'s candidates get) -- or, where that
+hint already holds the version of the query that runs (``name_rewrite`` off, or a version
+within the global schema it did not find), with that version and no model call
+(``repair_from_hint``, :mod:`agents.rules.runnable_ending`). Its SQL becomes
 the run's SQL only when it runs; otherwise -- or when its answer holds no SQL -- the agents'
 SQL stays. SQL that fails is never a right answer, so the step can gain answers and cannot lose
 one (``global_writer``).
@@ -43,6 +46,7 @@ import dataclasses
 from agents.runs.candidates import Candidate, has_data, results_equal
 from agents.core.engine import StepContext, StepError
 from agents.rules.name_rewrite import hint_with_rewrite
+from agents.rules.runnable_ending import HINT_PARAM, asks_model, repair_from_hint
 from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.db.sqltext import same_sql
@@ -85,7 +89,8 @@ def write(ctx: StepContext) -> None:
         return None
     shared = ops.in_schema_order(data.get("global") or {}, ctx.schema)
     mode = "rewrite" if failing else "check"
-    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx), mode=mode)
+    ctx.set_inputs(tables=list(shared), name_rewrite=rewrites_names(ctx), mode=mode,
+                   repair_from_hint=bool(ctx.params.get(HINT_PARAM)))
     base = {"tables": list(shared), "agents_sql": data["sql"],
             "agents_error": agents.error if failing else None, "mode": mode}
     try:
@@ -125,12 +130,20 @@ def _written(ctx: StepContext, shared: ops.SchemaMap):
     sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
     repair = {}
     if not result.ok:  # one repair in its conversation, told the error (and the hint)
+        hint = _hint(ctx, result, visible)
+        hinted = repair_from_hint(ctx, result.sql, result.error, hint, schema=visible,
+                                  record=True)
+        if hinted is not None:  # the hint's version runs: no model call
+            return hinted.sql, hinted.result, {"first_sql": first, "first_error": result.error,
+                                               "from_hint": True, "hint_rewrite": hinted.change}
         messages = messages + [
             {"role": "assistant", "content": f"```sql\n{first}\n```"},
             {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"), sql=first,
-                                               error=_feedback(ctx, result, visible))}]
+                                               error=dataclasses.replace(
+                                                   result, hint=hint).feedback())}]
         second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-        repair = {"first_sql": first, "first_error": result.error}
+        repair = {"first_sql": first, "first_error": result.error,
+                  **({} if asks_model(ctx) is None else {"from_hint": False})}
         sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
                                                   ctx.execute)
     return sql, result, {**repair, **(rewritten or {})}
@@ -218,9 +231,8 @@ def agents_sqls(data: dict) -> list[str]:
     return seen
 
 
-def _feedback(ctx: StepContext, result, visible) -> str:
-    """The error as the writer reads it, with a hint built from the global schema only (never
-    a table the agents did not share), unless hints are off."""
-    hint = (hint_with_rewrite(ctx.db, result.error, result.sql, visible,
+def _hint(ctx: StepContext, result, visible) -> str | None:
+    """The hint the writer reads with the error, built from the global schema only (never a
+    table the agents did not share); None when hints are off."""
+    return (hint_with_rewrite(ctx.db, result.error, result.sql, visible,
                               timeout=ctx.limits.timeout) if ctx.limits.hints else None)
-    return dataclasses.replace(result, hint=hint).feedback()

@@ -15,6 +15,13 @@ def _error(error: str | None) -> str:
     return f" ({error})" if error else ""
 
 
+def _repaired_by(step) -> str:
+    """How the global writer's repair was written, with ``repair_from_hint`` on."""
+    if step.from_hint:
+        return f": taken from the hint, no model call ({step.hint_rewrite})"
+    return " by the model" if step.from_hint is False else ""
+
+
 def _tables(rows: list[dict]) -> str:
     return short([r.get("table") for r in rows]) if rows else "-"
 
@@ -161,6 +168,9 @@ class GlobalWriterSQL(Output):
     compared: int | None = None       # check: the agents' SQL run to compare
     first_sql: str | None = None      # the writer's first SQL, when a repair wrote ``sql``
     first_error: str | None = None    # the error it was repaired from
+    from_hint: bool | None = None     # the repair: the hint's version, no model call (True),
+    #                                   the model's (False); unset with repair_from_hint off
+    hint_rewrite: str | None = None   # what the hint's version changed, when it is the repair
     written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
     written_error: str | None = None
     rewrite: str | None = None
@@ -171,7 +181,8 @@ class GlobalWriterSQL(Output):
         lines = [f"  from the global schema: {short(self.tables)}",
                  f"  the agents' SQL failed{_error(self.agents_error)}"]
         if self.first_sql:
-            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired")
+            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired"
+                         + _repaired_by(self))
         if self.rewrite:
             lines.append(f"  its SQL failed{_error(self.written_error)} and was rewritten: "
                          f"{self.rewrite}")
@@ -189,7 +200,8 @@ class GlobalWriterSQL(Output):
                  "  the rounds ended on SQL that runs, unchecked: the writer's result is "
                  "compared with the agents' SQL"]
         if self.first_sql:
-            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired")
+            lines.append(f"  its first SQL failed{_error(self.first_error)} and was repaired"
+                         + _repaired_by(self))
         lines += ["  its SQL:", indent(format_sql(self.sql or ""), 4)]
         if self.agreed_sql and self.agrees_with_last:
             return lines + ["  the same result as the last SQL: it stays"]

@@ -7,8 +7,9 @@ prompt), SQL generation with few-shot examples retrieved by question template, s
 with a targeted checklist, and active learning from fixed error cases. A last execution check,
 this implementation's addition, makes sure the answer runs; where its repairs end on SQL that
 fails on a column name, the run ends on the version one clear change makes run
-(``name_rewrite``, :mod:`..runnable_ending`). The paper's prompts (Appendix B) are
-``variant="paper"``.
+(``name_rewrite``, :mod:`..runnable_ending`), and where a failing query's hint already holds
+that version, it is the repair with no model call (``repair_from_hint``). The paper's prompts
+(Appendix B) are ``variant="paper"``.
 
 ``variant="compact"`` (the default) keeps the agents, their order and their loops, and changes
 what a small model is asked where a 1.5B model lost answers: the information filter keeps whole
@@ -45,7 +46,8 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
              "through Workflow Paradigm, Findings of ACL 2024")
     rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
-             "repeat_retry", "name_rewrite", "drop_unread_joins", "match_stored_case")
+             "repeat_retry", "name_rewrite", "repair_from_hint", "drop_unread_joins",
+             "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("information_filter", True,
@@ -73,6 +75,7 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                        "fails to run"),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
+        runnable_ending.hint_param_spec(),
         ParamSpec("variant", COMPACT, kind="choice", choices=[COMPACT, PAPER],
                   help="compact: prompts and a whole-table filter for small models; paper: the "
                        "paper's prompts and filter"),

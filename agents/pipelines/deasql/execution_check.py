@@ -6,7 +6,9 @@ read-only and, on an error, shows the model the error (against the whole schema,
 information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
 with the hint of :mod:`agents.rules.error_hints`. When the repairs end on SQL that still fails on a
 column name, the run ends on the version one clear change makes run (``name_rewrite``,
-:mod:`..runnable_ending`).
+:mod:`..runnable_ending`). Where the error's hint already holds the version of the query that
+runs, that version, run again under the run's limits, is the repair, with no model call
+(``repair_from_hint``; off, the model is asked).
 
 In the ``compact`` variant the repair prompt also lists, next to the error, every column of the
 tables the query uses and of the tables that have the missing name: a small model given the
@@ -22,7 +24,8 @@ from agents.rules.error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_nam
 from ...outputs import ExecutionCheck
 from agents.db.sqltext import same_sql
 from agents.rules.repeat_retry import ask_unrepeated
-from agents.rules.runnable_ending import runnable_ending
+from agents.rules.runnable_ending import (HINT_PARAM, asks_model, repair_from_hint,
+    runnable_ending)
 from .shared import (COMPACT, SQL_ANSWER_SCHEMA, foreign_key_lines, hint_text, parse_sql, prompt,
                      table_info, variant)
 
@@ -50,7 +53,8 @@ def run(ctx: StepContext) -> None:
     if not sql:
         raise StepError("there is no SQL to execute")
     style = variant(ctx)
-    ctx.set_inputs(sql=sql, variant=style, name_rewrite=ctx.params["name_rewrite"])
+    ctx.set_inputs(sql=sql, variant=style, name_rewrite=ctx.params["name_rewrite"],
+                   repair_from_hint=ctx.params[HINT_PARAM])
     result = ctx.execute(sql)
     attempts = ctx.params["repair_attempts"]
     attempt = 0
@@ -58,6 +62,14 @@ def run(ctx: StepContext) -> None:
     while not result.ok and attempt < attempts:
         attempt += 1
         error = result.feedback()
+        hinted = repair_from_hint(ctx, sql, result.error, result.hint, record=True)
+        if hinted is not None:  # the hint's version runs: no model call
+            history.append({"error": error, "error_class": result.error_class,
+                            "sql_before": sql, "sql_after": hinted.sql, "attempt": attempt,
+                            "rewrite": hinted.change, "from_hint": True})
+            sql, result = hinted.sql, hinted.result
+            ctx.data["sql"] = sql
+            break
         extra = ({"columns": tables_in_view(sql, result.error, ctx.schema)}
                  if style == COMPACT else {})
         messages = prompt("execution_repair_compact" if style == COMPACT
@@ -71,7 +83,8 @@ def run(ctx: StepContext) -> None:
                                              max_tokens=MAX_TOKENS, temperature=temperature),
             lambda answer: answer, [sql, *(h["sql_before"] for h in history)])
         history.append({"error": error, "error_class": result.error_class, "sql_before": sql,
-                        "sql_after": fixed, "attempt": attempt})
+                        "sql_after": fixed, "attempt": attempt,
+                        **({} if asks_model(ctx) is None else {"from_hint": False})})
         if same_sql(fixed, sql):
             ctx.note(f"repair attempt {attempt} returned the same SQL")
             break

@@ -14,7 +14,9 @@ failed). The paper's prompts are ``decomposer_prompt=paper`` and ``refiner_promp
 Decomposer also has a compact variant. And where the Refiner's loop ends (repairs spent, or the
 repair repeating the SQL) on SQL that fails on a column name, the run ends on the version one
 clear change makes run (``name_rewrite``, :mod:`..runnable_ending`; off, the failing SQL is
-kept as in the paper). The Selector runs, as the paper says, for a large database: by default
+kept as in the paper); and where a failing query's hint already holds that version, the Refiner
+takes it as its repair without asking the model (``repair_from_hint``; off, the model is asked
+as in the paper). The Selector runs, as the paper says, for a large database: by default
 one whose whole schema the Decomposer's prompt cannot hold (``use_selector=context``; it then
 prunes what schema retrieval kept), because on schemas a 1.5B model could read whole its
 pruning dropped needed tables; the reference implementation's rule by column counts is
@@ -41,7 +43,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              "COLING 2025")
     rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
              "sqlite_functions", "name_context", "repeat_retry", "name_rewrite",
-             "drop_unread_joins", "match_stored_case")
+             "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("use_selector", "context", kind="choice",
@@ -71,6 +73,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   help="treat SQL that runs but returns no rows as a failure to repair"),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
+        runnable_ending.hint_param_spec(),
         *final_check.param_specs(),
     ]
     # the paper's prompts, failing SQL kept as written, the reference rule for the Selector,

@@ -9,7 +9,10 @@ the model with the hint of :mod:`agents.rules.error_hints` (the real names it co
 ``refiner_prompt="tables"`` (the default) also with the tables the SQL uses and their columns,
 which alias to write or table to join (:mod:`..name_context`; read from the whole schema the run
 has, so it may name a table the Selector left out, to join if the question needs it), and, after
-any error, a line when the same SQL has failed before.
+any error, a line when the same SQL has failed before. Where that hint already holds the version
+of the query that runs, the pass takes it as its repair, run again under the run's limits,
+without asking the model (``repair_from_hint``, :mod:`agents.rules.runnable_ending`; off, the
+model is asked as in the paper).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from agents.llm.prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
 from agents.rules.name_context import name_error_context
 from agents.rules.repeat_retry import ask_unrepeated, failed_before, retried
-from agents.rules.runnable_ending import runnable_ending
+from agents.rules.runnable_ending import (HINT_PARAM, asks_model, repair_from_hint,
+    runnable_ending)
 from .values import shown_evidence, shown_schema
 
 HERE = Path(__file__).parent
@@ -45,7 +49,8 @@ def run(ctx: StepContext) -> str | None:
     attempts = int(ctx.data.get("refine_attempts") or 0)
     ctx.set_inputs(sql=sql, repairs_so_far=attempts,
                    prompt=ctx.params["refiner_prompt"],
-                   name_rewrite=ctx.params["name_rewrite"])
+                   name_rewrite=ctx.params["name_rewrite"],
+                   repair_from_hint=ctx.params[HINT_PARAM])
     result = ctx.execute(sql)
     if result.ok and (result.row_count > 0 or not ctx.params["refine_empty_result"]):
         ctx.set_output(SQLRepair(status="ok", rows=result.row_count), sql=sql)
@@ -66,16 +71,25 @@ def run(ctx: StepContext) -> str | None:
                  f"keeping the last SQL")
         return None
 
+    attempt = attempts + 1
+    hinted = None if result.ok else repair_from_hint(ctx, sql, result.error, result.hint)
+    if hinted is not None:  # the hint's version runs: no model call
+        ctx.data["refine_attempts"] = attempt
+        ctx.data["sql"] = hinted.sql
+        ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,
+                                 sql_before=sql, sql_after=hinted.sql, attempt=attempt,
+                                 rewrite=hinted.change, from_hint=True), sql=hinted.sql)
+        return "refiner"
     failed = failed_sqls(ctx, sql, result)
     prompt = refiner_prompt(ctx, sql, result, shown_error, error_class, failed)
     repaired = ask_unrepeated(
         ctx, lambda temperature: ctx.ask(user_message(prompt), parse=extract_sql,
                                          temperature=temperature).strip(),
         lambda answer: answer, failed)
-    attempt = attempts + 1
     ctx.data["refine_attempts"] = attempt
     ctx.set_output(SQLRepair(error=error, error_class=error_class, hint=result.hint,
-                             sql_before=sql, sql_after=repaired, attempt=attempt), sql=repaired)
+                             sql_before=sql, sql_after=repaired, attempt=attempt,
+                             from_hint=asks_model(ctx)), sql=repaired)
     if same_sql(repaired, sql):
         ctx.note("the repair is the same SQL as before; asking again would give the same answer"
                  if not retried(ctx) else "the sampled repair is the same SQL as before too")

@@ -30,7 +30,9 @@ and columns). The paper's behaviour is one switch away (``writer_style="cot"`` o
 off); each step's inputs
 say which ran. When the writer's corrections are spent and the SQL still fails on a column name,
 the version one clear change makes run goes on to the reviewers (``name_rewrite``,
-:mod:`..runnable_ending`; off, the run fails there as before).
+:mod:`..runnable_ending`; off, the run fails there as before). And where a failing query's
+hint already holds that version, the correction is that version, with no model call
+(``repair_from_hint``; off, the writer is asked as in the paper).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
              "Multi-Agent System for Text-to-SQL Tasks")
     rules = ("whole_part", "error_hints", "sqlite_functions", "name_context", "repeat_retry",
-             "name_rewrite", "aggregate_gate", "drop_unread_joins", "match_stored_case")
+             "name_rewrite", "repair_from_hint", "aggregate_gate", "drop_unread_joins",
+             "match_stored_case")
     params = [
         whole_part.param_spec(False),
         ParamSpec("writer_style", "direct", "SQL-Writer prompting: cot (chain of thought), pot "
@@ -82,6 +85,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   choices=["paper", "tables"]),
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
+        runnable_ending.hint_param_spec(),
         *final_check.param_specs(),
     ]
     # the paper's behaviour was the default before the small-model options, the runnable

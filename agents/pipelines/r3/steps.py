@@ -29,7 +29,8 @@ from .result_table import result_table
 from agents.rules.arbitrary_rows import arbitrary_row_aggregate
 from agents.db.sqltext import same_sql, sql_diff
 from agents.rules.repeat_retry import ask_unrepeated, failed_before
-from agents.rules.runnable_ending import runnable_ending
+from agents.rules.runnable_ending import (HINT_PARAM, asks_model, repair_from_hint,
+    runnable_ending)
 
 HERE = Path(__file__).parent
 WRITER_MAX_TOKENS = 700
@@ -254,11 +255,22 @@ def correction_message(ctx: StepContext, sql: str, error: str) -> str:
 
 
 def fix(ctx: StepContext) -> str:
-    """The writer corrects the failing SQL, seeing the error appended to its dialogue."""
+    """The writer corrects the failing SQL, seeing the error appended to its dialogue; where
+    the error's hint holds the version that runs (``repair_from_hint``), that version is the
+    correction, unasked (the dialogue stays: the reviews' messages quote the SQL they judge)."""
     data = ctx.data
     before, error = data["sql"], data.get("last_error") or "unknown error"
     ctx.set_inputs(sql=before, error=error, attempt=data.get("fix_attempts", 1),
-                   prompt=ctx.params["fix_prompt"])
+                   prompt=ctx.params["fix_prompt"], repair_from_hint=ctx.params[HINT_PARAM])
+    written_error, _, hint = error.partition("\nHint: ")  # the feedback: error, then hint
+    hinted = repair_from_hint(ctx, before, written_error, hint or None)
+    if hinted is not None:  # no model call
+        data["sql"] = hinted.sql
+        ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
+                                 sql_before=before, sql_after=hinted.sql, from_hint=True,
+                                 attempt=data.get("fix_attempts", 1), rewrite=hinted.change),
+                       sql=hinted.sql)
+        return "execute"
     message = correction_message(ctx, before, error)
     history, dialogues = data["dialogue"], []
 
@@ -274,7 +286,8 @@ def fix(ctx: StepContext) -> str:
     data["sql"] = reply.sql
     ctx.set_output(SQLRepair(error=error, error_class=data.get("last_error_class"),
                              sql_before=before, sql_after=reply.sql,
-                             attempt=data.get("fix_attempts", 1), reasoning=reply.text),
+                             attempt=data.get("fix_attempts", 1), reasoning=reply.text,
+                             from_hint=asks_model(ctx)),
                    sql=reply.sql)
     return "execute"
 

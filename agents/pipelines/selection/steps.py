@@ -19,8 +19,7 @@ from ...outputs import SQLRepair
 from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.db.sqltext import same_sql
-from agents.rules.runnable_ending import (HINT_PARAM, asks_model, not_taken_note,
-    repair_from_hint)
+from agents.rules.runnable_ending import HINT_PARAM, asks_model, repair_from_hint
 from agents.rules.unrelated_parts import unrelated_parts
 from agents.runs.candidates import Candidate, run_candidate, settled
 from agents.retrieval import grounding_step as grounding
@@ -235,10 +234,8 @@ def repair(ctx: StepContext, name: str) -> str:
                    repair_from_hint=ctx.params[HINT_PARAM])
     hinted = None if problem else repair_from_hint(ctx, before, failed.error, failed.hint,
                                                    record=True)
-    if hinted is not None and hinted.runs:
-        return _repaired_from_hint(ctx, name, entry, failed, hinted, attempt)
     if hinted is not None:
-        ctx.note(not_taken_note(hinted))
+        return _repaired_from_hint(ctx, name, entry, failed, hinted, attempt)
     written = (WithParams(ctx, **{generator.prompt_param: entry["prompt"]})
                if generator.prompt_param and entry.get("prompt") else ctx)
     messages = generator.messages(written, _evidence(ctx), entry.get("examples") or []) + [
