@@ -92,7 +92,8 @@ def test_failing_and_timed_out_candidates_join_no_group_but_count_in_the_total()
     assert [g.members for g in result.groups] == [[1]]
     assert not result.decisive and not result.needs_selection  # nothing to choose between
     assert result.winner.members == [1]
-    assert result.reason == "weak: 1 of 4 candidates agree, below the minimum share 0.5"
+    assert result.reason == ("weak: 1 of 4 candidates agree, below the minimum share 0.5 "
+                             "(1 of 4 ran)")
 
 
 def test_all_failing_gives_no_group_and_no_winner():
