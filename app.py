@@ -23,7 +23,7 @@ from agents.store import StoreError  # noqa: E402  (after the path is set)
 # Widget values Streamlit would forget when another page is shown; re-assigning them on every run
 # turns them into plain session values, so a question typed on Ask survives a visit to Schema.
 PERSISTENT_PREFIXES = ("ask_question", "ask_evidence", "ask_pipeline", "ask_param_",
-                       "ask_expand_steps",
+                       "ask_expand_steps", "ask_summary",
                        "cmp_question", "cmp_evidence", "cmp_pipelines", "hist_")
 
 
@@ -80,6 +80,9 @@ if signin.team_mode() and not signin.signed_in() and _requested_page():
     st.session_state[_WANTED_PAGE] = _requested_page()
 if not signin.ready():  # team mode: nothing but the sign-in page until the session signs in
     _sign_in_page()
+from ui import preferences as ui_preferences  # noqa: E402
+
+ui_preferences.apply_saved()  # before any page draws: a reload shows the user's settings again
 _keep_widget_values()
 navigation = st.navigation(_pages(st.session_state.pop(_WANTED_PAGE, "")))
 with st.sidebar:

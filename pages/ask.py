@@ -16,11 +16,12 @@ from ui.widgets import conversation as ui_conversation
 from ui.widgets import params as ui_params
 from ui.widgets import resume as ui_resume
 from ui import live
+from ui import preferences as ui_preferences
 from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
-from ui.format import md_text
+from ui.format import md_text, pipeline_label
 from ui.trace.edits import originals_for
 from ui.widgets.db_panel import database_picker, database_summary
 from ui.widgets.draft import DraftPane
@@ -181,16 +182,16 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
     st.session_state[BOX_SAW] = previous.run_id if previous is not None else None
     names = [p.name for p in pipelines]
     if st.session_state.get("ask_pipeline") not in names:
-        # the most accurate pipeline, which shows a draft answer within seconds
-        st.session_state["ask_pipeline"] = "selection" if "selection" in names else names[0]
-    name = st.selectbox("Pipeline", names, key="ask_pipeline",
-                        format_func=lambda n: get_pipeline(n).title or n)
+        st.session_state["ask_pipeline"] = ui_preferences.default_pipeline(names)
+    name = st.selectbox("Pipeline", names, key="ask_pipeline", format_func=pipeline_label,
+                        help="How the agents work on the question; the default is set on the "
+                             "Settings page.")
     pipeline = get_pipeline(name)
     if pipeline.description:
         st.caption(pipeline.description + (f" — {pipeline.paper}" if pipeline.paper else ""))
     params = {}
     if pipeline.params:
-        with st.expander(f"Parameters of {pipeline.title or pipeline.name}"):
+        with st.expander(f"Parameters of {pipeline_label(pipeline)}"):
             params = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
                                              "ask_param")
     if st.button("Run", type="primary", disabled=running or db is None, key="ask_run_button"):

@@ -25,7 +25,7 @@ from ui import services as ui_services
 from ui import signin
 from ui.bootstrap import run_through_app
 from agents.db.sqltext import format_sql
-from ui.format import md_text, preview_frame
+from ui.format import md_text, pipeline_label, preview_frame
 
 BENCH_DIR = REPO_ROOT / "bench"
 UPLOAD = "bench_upload_data"
@@ -221,7 +221,7 @@ def _questions(records: list[dict], open_raw) -> None:
     names = list(dict.fromkeys(r["pipeline"] for r in records))
     levels = list(dict.fromkeys(r.get("hardness") or "unknown" for r in records))
     a, b, c = st.columns(3)
-    pipeline = a.selectbox("Pipeline", names, key="bench_pipeline")
+    pipeline = a.selectbox("Pipeline", names, format_func=pipeline_label, key="bench_pipeline")
     show = b.selectbox("Show", list(SHOW), format_func=SHOW.get, key="bench_show")
     level = c.selectbox("Hardness", ["any", *levels], key="bench_hardness")
     chosen = [r for r in records if r["pipeline"] == pipeline

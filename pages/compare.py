@@ -17,7 +17,7 @@ from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.widgets.db_panel import database_picker
 from agents.db.sqltext import format_sql
-from ui.format import md_text
+from ui.format import md_text, pipeline_label
 from ui.widgets import conversation as ui_conversation
 from ui.widgets.compare_accept import CHOICE, accept_panel
 from ui.widgets.result import result_view
@@ -85,7 +85,7 @@ def _follow(job: Job, names: list[str]) -> None:
     step open, with its model's output growing as it writes; finished steps folded."""
     columns = dict(zip(names, st.columns(len(names))))
     for name, column in columns.items():
-        column.markdown(f"**{get_pipeline(name).title or name}**")
+        column.markdown(f"**{pipeline_label(name)}**")
     live.follow(job, columns=columns, expanded=False)
 
 
@@ -119,7 +119,7 @@ def _outcomes(result: ComparisonResult) -> None:
     columns = st.columns(len(result.outcomes))
     for outcome, column in zip(result.outcomes, columns):
         with column:
-            st.markdown(f"**{get_pipeline(outcome.pipeline).title or outcome.pipeline}**")
+            st.markdown(f"**{pipeline_label(outcome.pipeline)}**")
             others = [n for n in (result.groups[outcome.group] if outcome.group is not None
                                   else []) if n != outcome.pipeline]
             agreement = ("agrees with " + ", ".join(others)) if others else (
@@ -156,8 +156,7 @@ with right:
     ui_conversation.context_controls(db, _previous_run(db_key), prefix="cmp")
     if "cmp_pipelines" not in st.session_state:
         st.session_state["cmp_pipelines"] = names[:2]
-    chosen = st.multiselect("Pipelines", names, key="cmp_pipelines",
-                            format_func=lambda n: get_pipeline(n).title or n)
+    chosen = st.multiselect("Pipelines", names, key="cmp_pipelines", format_func=pipeline_label)
     st.caption("Each pipeline runs with its defaults from the Settings page, one after another.")
     if st.button("Compare", type="primary", disabled=running or db is None, key="cmp_go"):
         question = (st.session_state.get("cmp_question") or "").strip()

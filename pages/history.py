@@ -14,7 +14,7 @@ from ui import services as ui_services
 from ui import signin
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
-from ui.format import md_text
+from ui.format import md_text, pipeline_label
 from ui.timefmt import local_time, zone_name
 from ui.trace.edits import originals_for
 from ui.widgets import lineage
@@ -33,6 +33,7 @@ def _filters(store) -> dict:
     db = cols[0].selectbox("Database", [ANY, *store.distinct_values("db_name")],
                            key="hist_db")
     pipeline = cols[1].selectbox("Pipeline", [ANY, *store.distinct_values("pipeline")],
+                                 format_func=pipeline_label,
                                  key="hist_pipeline")
     verdict = cols[2].selectbox("Verdict", [ANY, UNANNOTATED, *VERDICTS], key="hist_verdict")
     error_type = cols[3].selectbox("Error type", [ANY, *ERROR_TYPES],

@@ -1,7 +1,9 @@
-"""Settings: the model connection, safe-execution limits and per-pipeline defaults.
+"""Settings: the Ask page's defaults, the model connection, safe-execution limits and
+per-pipeline defaults.
 
-Everything set here applies to this browser session only and is never written to disk; an API key
-typed here lives in ``st.session_state`` and nowhere else.
+What is set here applies at once and is saved for the user (:mod:`ui.preferences`), so a reload
+or another visit shows it again. An API key typed here is the exception: it lives in
+``st.session_state`` and nowhere else.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from agents.db.exec_result import MAX_CELL_BYTES, MAX_RESULT_BYTES
 from agents.pipelines import list_pipelines
 
 from ui.widgets import params as ui_params
+from ui import preferences as ui_preferences
 from ui import services as ui_services
+from ui import signin
 from ui import state as ui_state
 from ui.bootstrap import run_through_app
+from ui.format import md_text, pipeline_label
 
 PROVIDER_LABELS = {"local": "Embedded model (runs on this machine, offline)",
                    "openai": "OpenAI-compatible endpoint"}
@@ -27,6 +32,49 @@ def _current():
         return ui_state.effective_settings(), None
     except SettingsError as exc:
         return None, str(exc)
+
+
+def _report(not_saved: str | None, saved: str) -> None:
+    """One message: ``saved`` when the store took the change, else why it could not."""
+    if not_saved:
+        st.warning(md_text(not_saved))
+    else:
+        st.success(saved)
+
+
+def _ask_section() -> None:
+    st.subheader("Ask page")
+    pipelines = list_pipelines()
+    names = [p.name for p in pipelines]
+    if not names:
+        return
+    st.session_state.setdefault("set_ask_pipeline", ui_preferences.default_pipeline(names))
+    st.session_state.setdefault("set_ask_summary", ui_preferences.summary_default())
+    with st.form("ask_defaults_form"):
+        name = st.selectbox("Pipeline to start with", names, key="set_ask_pipeline",
+                            format_func=pipeline_label,
+                            help="The pipeline the Ask page offers first.")
+        summary = st.toggle("Summarize the result in words", key="set_ask_summary",
+                            help="Whether the Ask page starts with the answer in words on.")
+        saved = st.form_submit_button("Save Ask defaults")
+    if saved:
+        _save_ask_defaults(name, summary)
+
+
+def _save_ask_defaults(name: str, summary: bool) -> None:
+    """Save the Ask page's defaults and show them there at once (its picker and summary box
+    keep their values between pages, so they are set here too)."""
+    st.session_state[ui_preferences.ASK_PIPELINE] = name
+    st.session_state[ui_preferences.ASK_SUMMARY] = bool(summary)
+    words = "with" if summary else "without"
+    _report(ui_preferences.save({ui_preferences.ASK_PIPELINE: name,
+                                 ui_preferences.ASK_SUMMARY: bool(summary)}),
+            f"Saved: Ask starts with {pipeline_label(name)}, {words} the result in words.")
+
+
+def _saved_for_whom() -> str:
+    who = signin.display_name()
+    return f"for {md_text(who)}" if who else "on this computer"
 
 
 def _model_section() -> None:
@@ -64,13 +112,13 @@ def _model_section() -> None:
                                     placeholder=f"configured ({configured})" if configured
                                     else "none configured",
                                     help="Kept in this browser session's memory only; never "
-                                         "saved. Left empty: the configured key, for the "
-                                         "configured endpoint only.")
+                                         "saved, so type it again after a reload. Left empty: "
+                                         "the configured key, for the configured endpoint only.")
         else:
             st.caption("Endpoints and keys are set by the operator of this server "
                        "(STUDIO_SESSION_ENDPOINTS allows typing one).")
         temperature = st.slider("Temperature", 0.0, 2.0, step=0.05, key="set_temperature")
-        applied = st.form_submit_button("Apply for this session", type="primary")
+        applied = st.form_submit_button("Save model settings", type="primary")
     if applied:
         _apply(provider, base_url, model, api_key, temperature)
     notice = st.session_state.pop(NOTICE, None)
@@ -99,9 +147,15 @@ def _apply(provider: str, base_url: str, model: str, api_key: str, temperature: 
             raise SettingsError("an OpenAI-compatible endpoint needs a base URL or an API key")
     except SettingsError as exc:
         ui_state.set_llm_overrides(previous)
-        st.session_state[NOTICE] = ("error", f"Not applied: {exc}")
+        st.session_state[NOTICE] = ("error", f"Not saved: {exc}")
         return
-    st.session_state[NOTICE] = ("success", f"Applied for this session: {settings.describe()}.")
+    not_saved = ui_preferences.save({"llm": {k: v for k, v in values.items() if k != "api_key"}})
+    if not_saved:
+        st.session_state[NOTICE] = ("warning", md_text(not_saved))
+    else:
+        key_note = (" The API key is not saved: it is kept for this browser session only."
+                    if "api_key" in values else "")
+        st.session_state[NOTICE] = ("success", f"Saved: {settings.describe()}.{key_note}")
     st.rerun()
 
 
@@ -143,7 +197,7 @@ def _limits_section() -> None:
         max_rows = right.number_input(f"Row cap per query ({rows[0]:,} to "
                                       f"{rows[1]:,})", value=int(limits.max_rows),
                                       step=100)
-        saved = st.form_submit_button("Apply limits")
+        saved = st.form_submit_button("Save limits")
     if saved:
         wrong = []
         if not seconds[0] <= timeout <= seconds[1]:
@@ -157,8 +211,10 @@ def _limits_section() -> None:
                      f"{limits.timeout:g} s and return at most {limits.max_rows:,} rows.")
         else:
             ui_state.set_exec_limits(timeout, int(max_rows))
-            st.success(f"Queries now stop after {timeout:g} s and return at most "
-                       f"{int(max_rows):,} rows.")
+            _report(ui_preferences.save({"exec_limits": {"timeout": float(timeout),
+                                                         "max_rows": int(max_rows)}}),
+                    f"Saved: queries now stop after {timeout:g} s and return at most "
+                    f"{int(max_rows):,} rows.")
     st.caption("Every query runs read-only: statements that would change a database are refused. "
                f"A result also stops at {MAX_RESULT_BYTES // (1024 * 1024)} MiB and cuts any "
                f"single value to {MAX_CELL_BYTES // 1024} KiB. Uploads are limited to "
@@ -171,26 +227,45 @@ def _pipeline_section() -> None:
     for pipeline in list_pipelines():
         if not pipeline.params:
             continue
-        with st.expander(pipeline.title or pipeline.name):
+        label = pipeline_label(pipeline)
+        with st.expander(label):
             with st.form(f"defaults_{pipeline.name}"):
                 values = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
                                                  "set_param")
-                saved = st.form_submit_button(f"Apply defaults for {pipeline.title}")
+                saved = st.form_submit_button(f"Save defaults for {label}")
             if saved:
-                try:
-                    ui_state.set_pipeline_defaults(pipeline, values)
-                except ValueError as exc:
-                    st.error(f"Not applied: {exc}")
-                else:
-                    for key in [k for k in st.session_state
-                                if str(k).startswith(f"ask_param_{pipeline.name}_")]:
-                        del st.session_state[key]  # the Ask page picks the new defaults up
-                    st.success("Applied for this session.")
+                _save_pipeline_defaults(pipeline, values)
+
+
+def _save_pipeline_defaults(pipeline, values: dict) -> None:
+    try:
+        ui_state.set_pipeline_defaults(pipeline, values)
+    except ValueError as exc:
+        st.error(f"Not saved: {md_text(exc)}")
+        return
+    for key in [k for k in st.session_state
+                if str(k).startswith(f"ask_param_{pipeline.name}_")]:
+        del st.session_state[key]  # the Ask page picks the new defaults up
+    _report(ui_preferences.save_pipeline_defaults(pipeline.name, _changed(pipeline)),
+            f"Saved: new runs of {pipeline_label(pipeline)} start with these values.")
+
+
+def _changed(pipeline) -> dict | None:
+    """The parameters this session set away from the pipeline's own defaults: only those are
+    saved, so a default the studio improves later reaches the user (None: all at default)."""
+    own = pipeline.resolve_params({})
+    chosen = ui_state.pipeline_defaults(pipeline)
+    return {k: v for k, v in chosen.items() if own.get(k) != v} or None
 
 
 run_through_app()
 st.title("Settings")
-st.caption("These settings apply to this browser session only and are never saved to disk.")
+st.caption(f"Settings are saved {_saved_for_whom()} and come back after a reload. API keys are "
+           "never saved: they stay in this browser session only.")
+if ui_preferences.problem():
+    st.warning(md_text(ui_preferences.problem()))
+_ask_section()
+st.divider()
 _model_section()
 st.divider()
 _limits_section()

@@ -74,3 +74,17 @@ def md_text(value: Any) -> str:
     if text[:1] and text[:1] in "#>-+=|!":
         text = "\\" + text
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)
+
+
+def pipeline_label(pipeline: Any) -> str:
+    """What the pages call a pipeline (a pipeline or its name): what it does for the user, its
+    paper's name beside it (its ``label``), else its title, else its name. A name no installed
+    pipeline has (an old run's, an evaluation's) is shown as it is."""
+    if isinstance(pipeline, str):
+        from agents.pipelines import get_pipeline
+
+        try:
+            pipeline = get_pipeline(pipeline)
+        except KeyError:
+            return pipeline
+    return getattr(pipeline, "label", "") or pipeline.title or pipeline.name

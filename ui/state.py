@@ -1,7 +1,8 @@
-"""Per-browser-session settings, kept only in ``st.session_state``.
+"""Per-browser-session settings, kept in ``st.session_state``.
 
-Two browser sessions never share these values, and none of them is ever written to disk: an API
-key typed on the Settings page lives here and nowhere else. Settings come from
+Two browser sessions never share these values. What the user chose on the Settings page is also
+saved for them and set here again when a new session starts (:mod:`ui.preferences`); an API key
+typed on the Settings page is not: it lives here and nowhere else. Settings come from
 :func:`agents.core.config.load_settings` (config file and environment) with this session's overrides
 on top, which is also the seam tests use: environment variables set before the app starts, or
 ``session_state["llm_overrides"]`` set directly.

@@ -10,9 +10,10 @@ write at once without losing anything. One :class:`Store` may be shared between 
 One concept per module: :mod:`.taxonomy` (verdicts, error types), :mod:`.schema` (tables and
 migrations), :mod:`.connection` (the open file and its transactions), :mod:`.runs`,
 :mod:`.annotations`, :mod:`.accepted`, :mod:`.export`, and the analyst's workspace: :mod:`.knowledge`
-(notes per database), :mod:`.threads` (follow-up conversations) and :mod:`.databases` (saved
-databases). :mod:`.access` says who sees and changes what in team mode; :class:`Store` joins the
-parts into the one object callers use, and :class:`StoreView` is that object as one user sees it.
+(notes per database), :mod:`.threads` (follow-up conversations), :mod:`.databases` (saved
+databases) and :mod:`.preferences` (each user's settings). :mod:`.access` says who sees and
+changes what in team mode; :class:`Store` joins the parts into the one object callers use, and
+:class:`StoreView` is that object as one user sees it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .connection import BUSY_TIMEOUT_S, StoreConnection, StoreError, default_pat
 from .databases import DATABASE_KINDS, DatabasesPart
 from .export import EXPORT_COLUMNS, ExportPart
 from .knowledge import MAX_NOTE_CHARS, KnowledgePart
+from .preferences import LOCAL_USER, PreferencesPart
 from .runs import FILTER_COLUMNS, RunsPart
 from .schema import ACCEPTED_COLUMNS, ANNOTATION_COLUMNS, RUN_COLUMNS, SCHEMA_VERSION
 from .taxonomy import ERROR_TYPES, SOURCES, UNANNOTATED, VERDICTS, ErrorType
@@ -31,15 +33,15 @@ from .threads import ThreadsPart
 
 
 class Store(RunsPart, AnnotationsPart, AcceptedPart, ExportPart, KnowledgePart, ThreadsPart,
-            DatabasesPart):
-    """Runs, annotations, accepted answers, knowledge notes, conversation threads and saved
-    databases in one SQLite file (see the package docstring)."""
+            DatabasesPart, PreferencesPart):
+    """Runs, annotations, accepted answers, knowledge notes, conversation threads, saved
+    databases and each user's preferences in one SQLite file (see the package docstring)."""
 
 
 __all__ = [
     "ADMIN", "ANALYST", "LOCAL", "ROLES", "NotAllowed", "StoreView", "Viewer",
     "ACCEPTED_COLUMNS", "ANNOTATION_COLUMNS", "BUSY_TIMEOUT_S", "DATABASE_KINDS", "ERROR_TYPES",
-    "EXPORT_COLUMNS", "FILTER_COLUMNS", "MAX_NOTE_CHARS",
+    "EXPORT_COLUMNS", "FILTER_COLUMNS", "LOCAL_USER", "MAX_NOTE_CHARS",
     "RUN_COLUMNS", "SCHEMA_VERSION", "SOURCES", "UNANNOTATED", "VERDICTS", "ErrorType", "Store",
     "StoreConnection", "StoreError", "blamed_step_label", "default_path", "resolve_step",
 ]

@@ -15,7 +15,7 @@ import sqlite_utils
 
 from agents.core.outcome import outcome
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # The filter columns of a run and of its latest annotation, as lists and exports show them.
 RUN_COLUMNS = [
@@ -129,7 +129,15 @@ def _owners_v4(db: sqlite_utils.Database) -> None:
         db[table].create_index(["owner"], if_not_exists=True)
 
 
+def _preferences_v5(db: sqlite_utils.Database) -> None:
+    """Each user's settings (:mod:`agents.store.preferences`), one row per user and key, so a
+    reload or a restart shows the Settings page as the user left it. A new table only."""
+    db["user_preferences"].create({
+        "user": str, "key": str, "value_json": str, "updated_at": str,
+    }, pk=("user", "key"), not_null=["value_json"], if_not_exists=True)
+
+
 # version -> the step that brings a file from the previous version to it (every version has one;
-# versions 2 to 4 are safe on a file that already has what they add).
+# versions 2 to 5 are safe on a file that already has what they add).
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {
-    1: _create_v1, 2: _review_v2, 3: _create_v3, 4: _owners_v4}
+    1: _create_v1, 2: _review_v2, 3: _create_v3, 4: _owners_v4, 5: _preferences_v5}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from agents.store import Store, default_path
 from app_helpers import APP, TIMEOUT
 
 
@@ -18,7 +19,16 @@ def app_env(monkeypatch, scripted_llm, sample_dbs):
     monkeypatch.setenv("STUDIO_MAX_RETRIES", "0")
     monkeypatch.setenv("STUDIO_REQUEST_TIMEOUT", "10")
     monkeypatch.setenv("STUDIO_SAMPLE_DIR", str(sample_dbs))
+    _answer_in_words_off()
     return scripted_llm
+
+
+def _answer_in_words_off() -> None:
+    """The app starts Ask with the result summary on; the scripted servers here answer a
+    pipeline's calls only, so the tests start as a user who saved it off (a test that wants
+    the summary ticks the box)."""
+    with Store(default_path()) as store:
+        store.save_preferences({"ask_summary": False})
 
 
 @pytest.fixture

@@ -142,7 +142,8 @@ def test_compare_accepts_one_pipelines_sql_as_ask_does(app, app_env):
     result = compared(app, app_env)
     choice = app.radio(key="cmp_accept_choice")
     assert choice.value == "baseline"  # first of the pipelines that agree
-    assert choice.options == ["Baseline (single prompt)", "MAC-SQL"]
+    assert choice.options == ["Quick — one prompt",
+                              "MAC-SQL — breaks the question down, repairs the SQL"]
     choice.set_value("macsql").run()
     app.button(key="cmp_accept").click().run()
     assert not app.exception and errors(app) == []

@@ -97,9 +97,9 @@ def test_settings_validation_keeps_the_previous_settings(app):
     app.switch_page("pages/settings.py").run()
     app.text_input(key="set_base_url").input("ftp://example.org")
     app.radio(key="set_provider").set_value("openai")
-    button(app, "Apply for this session").click().run()
+    button(app, "Save model settings").click().run()
     [message] = errors(app)
-    assert message.startswith("Not applied:") and "base_url" in message
+    assert message.startswith("Not saved:") and "base_url" in message
     assert "llm_overrides" not in app.session_state or \
         app.session_state["llm_overrides"].get("base_url") != "ftp://example.org"
 
@@ -117,14 +117,14 @@ def test_a_typed_key_is_applied_but_never_stored(app, app_env, isolated_studio):
     app.radio(key="set_provider").set_value("openai")
     app.text_input(key="set_base_url").input("http://127.0.0.1:9/v1")
     app.text_input(key="set_api_key").input(secret)
-    button(app, "Apply for this session").click().run()
+    button(app, "Save model settings").click().run()
     assert not app.exception and errors(app) == []
     assert app.session_state["llm_overrides"]["api_key"] == secret
     app.button(key="set_test").click().run()
     [message] = errors(app)
     assert message.startswith("Connection failed:") and secret not in message
     app.text_input(key="set_base_url").input(app_env.base_url)
-    button(app, "Apply for this session").click().run()
+    button(app, "Save model settings").click().run()
     app.button(key="set_test").click().run()
     assert errors(app) == [] and "scripted-model" in app.success[-1].value
     assert app_env.requests == []  # the test asks for the model list, never a completion
@@ -142,22 +142,22 @@ def test_the_configured_key_never_goes_to_an_endpoint_a_session_types(app, app_e
         app.switch_page("pages/settings.py").run()
         app.radio(key="set_provider").set_value("openai")
         app.text_input(key="set_base_url").input(listener.base_url)
-        button(app, "Apply for this session").click().run()
+        button(app, "Save model settings").click().run()
         app.button(key="set_test").click().run()
         assert listener.authorizations, "the listener was never contacted"
         assert all("test-key" not in (a or "") for a in listener.authorizations)
     app.text_input(key="set_base_url").input(app_env.base_url)
-    button(app, "Apply for this session").click().run()
+    button(app, "Save model settings").click().run()
     app.button(key="set_test").click().run()
     assert errors(app) == []
     assert app_env.authorizations[-1] == "Bearer test-key"
 
 
-def test_limits_and_pipeline_defaults_are_kept_for_the_session(app):
+def test_limits_and_pipeline_defaults_apply_at_once(app):
     app.switch_page("pages/settings.py").run()
     app.number_input[0].set_value(2.5)
     app.number_input[1].set_value(50)
-    button(app, "Apply limits").click().run()
+    button(app, "Save limits").click().run()
     assert app.session_state["exec_limits"] == {"timeout": 2.5, "max_rows": 50}
     key = "set_param_macsql_max_refine"
     app.get_by_key(key).set_value(1)

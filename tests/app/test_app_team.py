@@ -62,6 +62,7 @@ def upload(at: AppTest, tmp_path, name: str, rows: int) -> None:
 def ask(at: AppTest, question: str) -> None:
     at.text_area(key="ask_question").input(question)
     at.selectbox(key="ask_pipeline").select("baseline")
+    at.checkbox(key="ask_summary").uncheck()  # the scripted server answers the pipeline only
     at.run()
     at.button(key="ask_run_button").click().run()
     assert not at.exception, at.exception

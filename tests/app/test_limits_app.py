@@ -61,13 +61,13 @@ def test_the_upload_limit_is_the_servers_and_no_session_raises_it(app, tmp_path,
 def test_limits_out_of_range_are_refused_with_a_message_and_change_nothing(app):
     app.switch_page("pages/settings.py").run()
     app.number_input[1].set_value(2)
-    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    app.button[[b.label for b in app.button].index("Save limits")].click().run()
     assert not app.exception, app.exception
     [message] = errors(app)
     assert message == ("Limits not changed: the row cap must be 10 to 1,000,000 rows, not 2. "
                        "Queries still stop after 10 s and return at most 1,000 rows.")
     app.number_input[1].set_value(10)
-    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    app.button[[b.label for b in app.button].index("Save limits")].click().run()
     assert errors(app) == []
     assert any("return at most 10 rows" in m.value for m in app.success)
 
@@ -75,7 +75,7 @@ def test_limits_out_of_range_are_refused_with_a_message_and_change_nothing(app):
 def test_the_operator_caps_what_any_session_may_raise_its_limits_to(app, monkeypatch):
     app.switch_page("pages/settings.py").run()
     app.number_input[0].set_value(120.0)
-    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    app.button[[b.label for b in app.button].index("Save limits")].click().run()
     assert errors(app) == [] and app.session_state["exec_limits"]["timeout"] == 120.0
     monkeypatch.setenv("STUDIO_MAX_QUERY_SECONDS", "30")
     monkeypatch.setenv("STUDIO_MAX_QUERY_ROWS", "5000")
@@ -85,7 +85,7 @@ def test_the_operator_caps_what_any_session_may_raise_its_limits_to(app, monkeyp
                           "Row cap per query (10 to 5,000)"]
     assert app.number_input[0].value == 30.0  # the session's 120 s is held to the new cap
     app.number_input[1].set_value(50_000)
-    app.button[[b.label for b in app.button].index("Apply limits")].click().run()
+    app.button[[b.label for b in app.button].index("Save limits")].click().run()
     [message] = errors(app)
     assert "the row cap must be 10 to 5,000 rows, not 50,000" in message
 

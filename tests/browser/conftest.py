@@ -46,6 +46,15 @@ def browser_llm():
     server.close()
 
 
+def _answer_in_words_off(home: Path) -> None:
+    """The app starts Ask with the result summary on; the scripted server answers a pipeline's
+    calls only, so the studio starts as one whose user saved it off."""
+    from agents.store import Store
+
+    with Store(home / "studio.db") as store:
+        store.save_preferences({"ask_summary": False})
+
+
 def start_app(home: Path, llm: ScriptedLLM, **extra_env: str):
     """``streamlit run app.py`` on a free loopback port with the studio in ``home``, talking to
     ``llm``; yields its URL and stops it afterwards."""
@@ -62,6 +71,7 @@ def start_app(home: Path, llm: ScriptedLLM, **extra_env: str):
         "STUDIO_MAX_RETRIES": "0",
         **extra_env,
     })
+    _answer_in_words_off(home)
     log = open(home / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),

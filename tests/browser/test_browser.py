@@ -18,6 +18,7 @@ import pytest
 from conftest import screenshot
 
 pytestmark = pytest.mark.browser
+MACSQL = "MAC-SQL — breaks the question down, repairs the SQL"  # its label in the pickers
 
 STEP_DELAY = 1.5  # seconds per scripted model answer
 
@@ -98,7 +99,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     question.fill("How many orders were cancelled?")
     question.press("Tab")
     _idle(page)
-    _choose_pipeline(page, "MAC-SQL")
+    _choose_pipeline(page, MACSQL)
     page.get_by_role("button", name="Run", exact=True).click()
     # While the run is going, the first agent's status block is already on the page.
     # While the run is going, the first agent's status block is on the page, marked running,
@@ -217,7 +218,7 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     question.press("Tab")
     _idle(page)
     page.locator("[data-testid=stSelectbox]").filter(has_text="Pipeline").first.click()
-    page.get_by_role("option").filter(has_text="Baseline").first.click()
+    page.get_by_role("option", name="Quick — one prompt", exact=True).click()
     _idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("done, SQL fails").first.wait_for(timeout=60_000)
@@ -287,7 +288,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     _nav(page, app_url, "")
     run_button = page.get_by_role("button", name="Run", exact=True)
     run_button.wait_for()
-    _choose_pipeline(page, "MAC-SQL")
+    _choose_pipeline(page, MACSQL)
 
     def ask(question: str) -> None:
         box = page.get_by_role("textbox", name="Question", exact=True)
@@ -318,7 +319,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     assert page.get_by_text("Final SQL").count() == 0  # the previous answer is gone, not faded
     # the follow-up box is not drawn while a run goes on; the controls under it keep their
     # places, so no faded copy of them is left below (there was a second parameters panel)
-    assert page.get_by_text("Parameters of MAC-SQL").count() == 1
+    assert page.get_by_text(f"Parameters of {MACSQL}").count() == 1
     assert run_button.is_disabled()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)
@@ -359,7 +360,7 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     box.fill("How many orders were cancelled?")
     box.press("Tab")
     _idle(page)
-    _choose_pipeline(page, "MAC-SQL")
+    _choose_pipeline(page, MACSQL)
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     _idle(page)

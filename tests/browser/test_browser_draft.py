@@ -33,7 +33,8 @@ def test_the_draft_table_is_on_screen_before_the_run_ends(page, app_url, browser
     run_button = page.get_by_role("button", name="Run", exact=True)
     run_button.wait_for()
     _idle(page)
-    assert page.get_by_text("Parameters of Candidate selection").count() == 1  # the default
+    assert page.get_by_text(
+        "Parameters of Thorough — several writers, results compared").count() == 1  # the default
     box = page.get_by_role("textbox", name="Question", exact=True)
     box.fill("Which five products cost the most?")
     box.press("Tab")

@@ -15,12 +15,11 @@ import streamlit as st
 
 from agents.runs.compare import ComparisonResult, PipelineOutcome
 from agents.rules.name_rewrite import execute_with_hint
-from agents.pipelines import get_pipeline
 from agents.db.sqltext import format_sql, same_sql
 
 from ui import databases as ui_databases
 from ui import state as ui_state
-from ui.format import md_text
+from ui.format import md_text, pipeline_label
 from ui.widgets.accept import accept_answer, accepted_note, failure_text
 from ui.widgets.result import result_view
 
@@ -28,7 +27,7 @@ CHOICE = "cmp_accept_choice"
 
 
 def _title(outcome: PipelineOutcome) -> str:
-    return get_pipeline(outcome.pipeline).title or outcome.pipeline
+    return pipeline_label(outcome.pipeline)
 
 
 def _default(result: ComparisonResult, candidates: list[PipelineOutcome]) -> int:

@@ -13,6 +13,7 @@ import streamlit as st
 
 from agents.runs.run_context import RunContext
 from agents.db.sqltext import format_sql
+from ui import preferences as ui_preferences
 from ui import services as ui_services
 from ui.format import md_text
 
@@ -63,7 +64,9 @@ def context_controls(db, previous, prefix: str = "ask") -> None:
 
 
 def summary_control() -> bool:
-    """The box that adds the result summary step to the next run (off by default)."""
+    """The box that adds the result summary step to the next run; it starts as the user's
+    saved choice on the Settings page (on unless they switched it off)."""
+    st.session_state.setdefault(SUMMARY, ui_preferences.summary_default())
     return st.checkbox("Summarize the result in words", key=SUMMARY,
                        help="After the final SQL has run, one more model call writes a short "
                             "plain-language answer from the result's first rows, shown as its "

@@ -60,6 +60,7 @@ def write_sql(ctx: StepContext) -> None:
 class Baseline(Retrieving, Pipeline):
     name = "baseline"
     title = "Baseline (single prompt)"
+    label = "Quick — one prompt"  # what the studio's pickers show
     description = "One model call: schema and question in, SQL out."
     rules = ("whole_part", "error_hints", "sqlite_functions")
     params = [

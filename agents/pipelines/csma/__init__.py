@@ -167,6 +167,7 @@ def _for_agent(fn):
 class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "csma"
     title = "CSMA"
+    label = "CSMA — agents share the schema"  # what the studio's pickers show
     description = ("Agents each own part of the schema; in turn each merges its part with a "
                    "shared global schema, extracts what the question needs, checks the last "
                    "SQL and writes a new one, until a check is positive.")

@@ -40,6 +40,7 @@ from . import (active_learning, classification, elements, execution_check, infor
 class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "deasql"
     title = "DEA-SQL"
+    label = "DEA-SQL — hints, examples and self-correction"  # what the studio's pickers show
     description = ("Identifies the question's elements, filters the schema, classifies the "
                    "question, writes SQL with similar examples, then self-corrects and applies "
                    "lessons from typical errors.")

@@ -37,6 +37,7 @@ from . import decomposer, prompt_budget, refiner, selector, values
 class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "macsql"
     title = "MAC-SQL"
+    label = "MAC-SQL — breaks the question down, repairs the SQL"  # what the studio's pickers show
     description = ("Selector prunes a large schema, Decomposer solves the question through "
                    "sub-questions, Refiner repairs SQL that fails or returns nothing.")
     paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "

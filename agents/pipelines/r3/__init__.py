@@ -47,6 +47,7 @@ from . import steps
 class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     name = "r3"
     title = "R³ (Review-Rebuttal-Revision)"
+    label = "R³ — reviewed until the reviewers agree"  # what the studio's pickers show
     description = ("SQL-Writer drafts and repairs the SQL; model-invited reviewer personas "
                    "comment on it and its result; the writer rebuts or revises until it keeps "
                    "the same SQL (consensus).")
