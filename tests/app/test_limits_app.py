@@ -27,7 +27,7 @@ def rendered_texts(at) -> list[str]:
 def ask_baseline(at, app_env) -> str:
     """Run the one-prompt pipeline (its answer: SELECT 1); the key of the answer's SQL box."""
     app_env.push("```sql\nSELECT 1\n```")
-    at.text_area(key="ask_question").input("anything")
+    at.text_area(key="ask_question").input("How many are there?")
     at.selectbox(key="ask_pipeline").select("baseline")
     at.run()
     at.button(key="ask_run_button").click().run()
