@@ -52,9 +52,13 @@ SPLIT_SEED = 56
 
 
 def read_question_ids(results: Path = ROOT / "bench" / "results") -> set[int]:
-    """Every Spider dev question a committed evaluation holds: the questions read so far."""
+    """Every Spider dev question a committed evaluation of Spider dev holds: the questions
+    read so far. Evaluations of other sets (this one, the unseen databases) are not reads of
+    Spider dev, though their questions are numbered alike."""
     seen: set[int] = set()
     for path in results.glob("*/results.jsonl"):
+        if not _of_spider_dev(path.parent):
+            continue
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 qid = json.loads(line).get("question_id")
@@ -63,6 +67,17 @@ def read_question_ids(results: Path = ROOT / "bench" / "results") -> set[int]:
             if isinstance(qid, int):
                 seen.add(qid)
     return seen
+
+
+def _of_spider_dev(folder: Path) -> bool:
+    """Whether the evaluation in ``folder`` ran on Spider dev itself (by its manifest; a folder
+    without one is counted, to err towards leaving questions out)."""
+    try:
+        dataset = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["dataset"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return True
+    return Path(str(dataset)).name == "spider" or str(dataset).rstrip("/").endswith(
+        "data/spider")
 
 
 def schema_of(conn: sqlite3.Connection) -> dict[str, list[str]]:
