@@ -17,6 +17,7 @@ from ui.widgets import params as ui_params
 from ui.widgets import resume as ui_resume
 from ui import live
 from ui import preferences as ui_preferences
+from ui import scroll as ui_scroll
 from ui import services as ui_services
 from ui import state as ui_state
 from ui import trace as ui_trace
@@ -32,6 +33,7 @@ RUN = "ask_run"
 RUN_DB = "ask_run_db"
 JOB_DB = "ask_job_db"
 JOB_NOTES = "ask_job_notes"
+SCROLL_TO_ANSWER = "ask_scroll_to_answer"  # the run whose answer is brought into view once
 BOX_SAW = "ask_box_saw"
 
 
@@ -238,7 +240,7 @@ if job is not None:
                              help="Stop now; a model call in flight is abandoned, the steps so far "
                                   "are kept.")
             pane = DraftPane(draft_slot)
-            live.follow(job, expanded=expand, on_event=pane.update)
+            live.follow(job, expanded=expand, on_event=pane.update, scroll=True)
             stop_slot.empty()
             drawn_live = True
         finished = live.settle(job, JOB)
@@ -254,6 +256,12 @@ if job is not None:
                 drawn_live = True
             st.session_state[RUN] = finished
             st.session_state[RUN_DB] = st.session_state.get(JOB_DB)
+            if getattr(finished, "run_id", None):
+                # draw the page again answer first, and bring the answer into view there
+                st.session_state[SCROLL_TO_ANSWER] = finished.run_id
+                st.session_state[JOB_NOTES] = [("error", job.failure),
+                                               ("warning", job.save_error)]
+                st.rerun()
         if _stale_question_box(running, db_key):
             # The question box above was drawn while the run went on (Run disabled, no "Follow
             # up on …"): draw the page once more as it is now, keeping what settle reported.
@@ -269,7 +277,13 @@ if notes and job is None:
 run = st.session_state.get(RUN)
 if run is not None:
     with run_slot.container():
+        run_db_key = st.session_state.get(RUN_DB)
         if not drawn_live:
+            # answer first: the result (and its summary in words), then how the agents got there
+            st.divider()
+            answer_pane(run, run_db_key)
+            if st.session_state.pop(SCROLL_TO_ANSWER, None) == run.run_id:
+                ui_scroll.to_anchor("answer", run.run_id)
             st.divider()
             st.subheader("Agent steps")
             expand = _expand_toggle()
@@ -277,12 +291,12 @@ if run is not None:
             ui_conversation.thread_panel(run)
             ui_conversation.context_panel(run)
             ui_trace.render_trace(run.events, expanded=expand, originals=originals_for(run))
+            ui_trace.render_graph(run)
         else:
             ui_conversation.thread_panel(run)
             ui_conversation.context_panel(run)
-        ui_trace.render_graph(run)
-        run_db_key = st.session_state.get(RUN_DB)
-        answer_pane(run, run_db_key)
+            ui_trace.render_graph(run)
+            answer_pane(run, run_db_key)
         run_db = ui_databases.resolve(run_db_key)
         request = ui_resume.edit_and_resume(run, run_db.schema if run_db is not None else None)
         if request is not None:

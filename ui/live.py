@@ -19,6 +19,7 @@ from agents.core.events import StepEvent, StepPartial, StepStarted
 from agents.core.jobs import Job
 from agents.llm.queue import waiting_message
 
+from ui import scroll as ui_scroll
 from ui import trace as ui_trace
 from ui.format import md_text
 
@@ -62,19 +63,20 @@ def _running_label(started: StepStarted, since: float, partial: StepPartial | No
 
 
 def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
-           details: bool = True, on_event=None) -> None:
+           details: bool = True, on_event=None, scroll: bool = False) -> None:
     """Draw the job's steps and return when it has finished.
 
     ``columns`` maps pipeline names to the containers their steps go in (Compare); without it
     every step goes on the page. ``details`` draws each finished step's body, not only its label.
-    ``on_event`` is called with each finished step's event (the Ask page's draft answer).
-    For a resumed run the steps it kept from its parent are drawn first.
+    ``on_event`` is called with each finished step's event (the Ask page's draft answer);
+    ``scroll`` brings each step into view as it starts (:mod:`ui.scroll`). For a resumed run the steps it kept from its parent are drawn first.
     """
     run = job.control.run
     kept = run.events[: run.resumed_from] if run is not None and run.resumed_from else []
     if kept:
         ui_trace.render_trace(kept, expanded=expanded)
     blocks: dict[tuple[str, int], tuple] = {}
+    scroller = st.empty() if scroll else None
     seen = 0
     while True:
         done = job.finished  # read before the items, so no item appended meanwhile is missed
@@ -91,6 +93,8 @@ def follow(job: Job, *, expanded: bool = True, columns: dict | None = None,
                 if details:
                     draw_partial(slot, None)
                 blocks[(source, item.index)] = [block, slot, item, time.time(), None]
+                if scroller is not None:
+                    ui_scroll.to_last_step(scroller, f"{run.run_id if run else ''}-{item.index}")
             elif isinstance(item, StepEvent):
                 block, slot, *_ = blocks.pop((source, item.index), (None, None))
                 if block is None:

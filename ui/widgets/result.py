@@ -21,6 +21,7 @@ from agents.rules.name_rewrite import REWRITE_LEAD, REWRITE_SECONDS, Rewrite, ru
 from agents.core.events import Run
 from agents.core.outcome import DONE_FAILS, run_outcome
 from agents.runs.draft import final_note
+from agents.runs.result_summary import summary_text
 
 from ui.widgets import charts as ui_charts
 from ui import databases as ui_databases
@@ -102,11 +103,14 @@ def _edited_key(run: Run) -> str:
 @st.fragment
 def answer_pane(run: Run, db_key: str | None) -> None:
     """The final answer of ``run`` with everything a person does next."""
-    st.subheader("Answer")
+    st.subheader("Answer", anchor="answer")
     st.caption(f"Run {run.run_id} · {run.pipeline} · {run_outcome(run)} · {cost_text(run)}")
     outcome, note = final_note(run.events)
     if note:
         st.caption(md_text(f"Draft answer {note}."))
+    words = summary_text(run)
+    if words:  # the answer in words leads; the table it was written from follows
+        st.markdown(md_text(words))
     if answer_review.refusal(run):
         export_buttons(run, key=f"ask_{run.run_id}")
         return
