@@ -51,9 +51,9 @@ def doubt(run: Run, sql_key: str) -> None:
 
         st.button(f"Put the version keeping the top {expected['k']} in the SQL box",
                   key=f"shape_fix_{run.run_id}", on_click=use,
-                  help="Replaces the SQL above; press 'Run edited SQL' to see its result.")
+                  help="Replaces the SQL below; press 'Run edited SQL' to see its result.")
     else:
-        st.caption("Edit the SQL above, or ask again saying what one row should be.")
+        st.caption("Edit the SQL below, or ask again saying what one row should be.")
 
 
 def shown_result(run: Run, preview: dict, edited: bool) -> dict:

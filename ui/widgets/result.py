@@ -128,6 +128,7 @@ def answer_pane(run: Run, db_key: str | None) -> None:
     sql_key = f"sql_{run.run_id}"
     if sql_key not in st.session_state:
         st.session_state[sql_key] = format_sql(run.final_sql)
+    result_area = st.container()  # the result leads; the SQL it came from follows, editable
     st.text_area("Final SQL (you can edit it)", key=sql_key, height=160)
     run_col, accept_col, download_col = st.columns(3)
     run_clicked = run_col.button("Run edited SQL", key=f"run_sql_{run.run_id}")
@@ -166,22 +167,23 @@ def answer_pane(run: Run, db_key: str | None) -> None:
             if rewrite is not None:
                 _offer_rewrite(rewrite, sql_key)
     _accepted_note(run)
-    if preview and preview.get("ok") and not box_changed and not edited:
-        answer_review.doubt(run, sql_key)
     if preview and preview.get("ok"):
-        if box_changed:
-            st.warning("The result below is from the previous SQL, not the SQL in the box: "
-                       "press 'Run edited SQL' to update it.")
-        elif edited:
-            st.caption("Showing the result of your edited SQL.")
         frame = preview_frame(preview)
         download_col.download_button(
             "Download CSV", csv_bytes(frame),
             file_name=f"{run.db_name}_{run.run_id}.csv", mime="text/csv",
             key=f"csv_{run.run_id}", on_click="ignore")
-        answer_review.empty_note(run, preview, bool(edited))
-        result_view(answer_review.shown_result(run, preview, bool(edited)), key=run.run_id,
-                    max_rows=limits.max_rows)
+        with result_area:
+            if not box_changed and not edited:
+                answer_review.doubt(run, sql_key)
+            if box_changed:
+                st.warning("This result is from the previous SQL, not the SQL in the box "
+                           "below: press 'Run edited SQL' to update it.")
+            elif edited:
+                st.caption("Showing the result of your edited SQL.")
+            answer_review.empty_note(run, preview, bool(edited))
+            result_view(answer_review.shown_result(run, preview, bool(edited)),
+                        key=run.run_id, max_rows=limits.max_rows)
     export_buttons(run, key=f"ask_{run.run_id}")
 
 
