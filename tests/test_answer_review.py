@@ -257,3 +257,16 @@ def test_a_ranking_whose_top_group_is_null_is_doubtful():
 def test_a_unit_the_sql_does_not_convert_is_doubtful(question, sql, doubtful):
     from agents.answer.units import unit_doubt
     assert (unit_doubt(question, sql) is not None) == doubtful
+
+
+# -- the real model ------------------------------------------------------------------------------
+
+@pytest.mark.real_model
+def test_the_embedded_model_refuses_an_unrelated_question_and_answers_a_related_one(
+        shop, real_llm, answerability_on):
+    refused = run_to_end(start_run(BASELINE, "how many dinosaurs are there", shop, real_llm))
+    assert run_outcome(refused) == NOT_ANSWERABLE and refused.final_sql is None
+    assert len(refused.events) == 1 and len(refused.events[0].calls) == 1
+    kept = run_to_end(start_run(BASELINE, "how many shoppers signed up", shop, real_llm))
+    assert kept.events[0].step == "answerability" and kept.events[0].parsed["answerable"]
+    assert kept.final_sql and kept.status == "done"
