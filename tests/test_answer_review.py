@@ -131,6 +131,12 @@ def test_constant_sql_run_is_labelled_not_answerable(shop, llm, scripted_llm):
     ("List the 3 most expensive products", "top"),
     ("What is the maximum price for all the different categories?", None),
     ("Which products are on sale?", None),
+    # a number that does not count the answer's rows, a listing per group
+    ("List the first 3 characters of all track names", None),
+    ("Show the top 10% of invoices", None),
+    ("Which tracks are in the 2 most popular genres?", None),
+    ("For each genre, list its tracks.", None),
+    ("How many tracks per genre per year?", None),
 ])
 def test_expected_shape_reads_the_question(question, kind):
     found = expected_shape(question)
@@ -253,6 +259,8 @@ def test_a_ranking_whose_top_group_is_null_is_doubtful():
      "SELECT p FROM t GROUP BY p ORDER BY SUM(duration_ms) DESC LIMIT 1", False),
     ("Which jobs pay above 90,000 euros?", "SELECT j FROM jobs WHERE max_cents > 90000", True),
     ("Which jobs pay the most?", "SELECT j FROM jobs ORDER BY max_salary_cents DESC", False),
+    ("What is the min track length?", "SELECT MIN(Milliseconds) FROM t", False),
+    ("Which file is the largest in megabytes?", "SELECT name, SizeKB FROM files", True),
 ])
 def test_a_unit_the_sql_does_not_convert_is_doubtful(question, sql, doubtful):
     from agents.answer.units import unit_doubt
@@ -270,3 +278,30 @@ def test_the_embedded_model_refuses_an_unrelated_question_and_answers_a_related_
     kept = run_to_end(start_run(BASELINE, "how many shoppers signed up", shop, real_llm))
     assert kept.events[0].step == "answerability" and kept.events[0].parsed["answerable"]
     assert kept.final_sql and kept.status == "done"
+
+
+@pytest.mark.parametrize("reply, answerable", [
+    ("yes", True), ("Yes.", True), ("no", False), ("No, it holds shop data", False),
+    ("Not sure", True), ("I cannot tell from this", False), ("can't", False), ("", True)])
+def test_only_a_clear_no_refuses(reply, answerable):
+    from agents.answer.opening import parse_verdict
+    assert parse_verdict(reply) is answerable
+
+
+def test_the_models_yes_and_evidence_keep_a_failing_query_a_failing_query(shop):
+    from agents.answer.review import review_answer
+    failed = {"ok": False, "error": "no such table: dinosaur"}
+    sql = "SELECT COUNT(*) FROM dinosaur"
+    assert review_answer("how many dinosaurs", sql, failed, shop,
+                         ExecLimits())["answerable"] is False
+    assert review_answer("how many dinosaurs", sql, failed, shop, ExecLimits(),
+                         checked={"answerable": True})["answerable"] is True
+    assert review_answer("how many dinosaurs", sql, failed, shop, ExecLimits(),
+                         evidence="dinosaurs are products")["answerable"] is True
+
+
+def test_an_offset_that_skips_every_row_is_named(shop):
+    from agents.answer.empty_result import explain_empty
+    found = explain_empty("SELECT name FROM categories WHERE category_id = 1 LIMIT 1 OFFSET 5",
+                          shop, timeout=5)
+    assert found["text"] == "No rows: the OFFSET skips all 1 row the query finds."

@@ -28,7 +28,7 @@ def test_a_result_that_does_not_fit_is_set_aside_while_another_fits():
     shaped = vote(candidates, ["a", "b", "c"], fits=fits)
     assert shaped.groups[0].generators == ["c"]
     assert "not fitting the question's shape set aside" in shaped.reason
-    assert shaped.set_aside == [1]
+    assert shaped.set_aside == [] and shaped.groups[1].generators == ["a", "b"]
 
 
 def test_when_nothing_fits_the_vote_is_as_before():

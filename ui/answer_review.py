@@ -22,16 +22,16 @@ def review_of(run: Run) -> dict:
 
 
 def refusal(run: Run) -> bool:
-    """Show the statement of a question the database cannot answer; True when shown."""
+    """Show the statement of a question the database cannot answer; True when the run has
+    nothing else to show (no SQL was written). SQL written anyway stays editable below."""
     review = review_of(run)
     if review.get("answerable") is not False:
         return False
     st.info(md_text(review.get("statement") or "This database cannot answer the question."),
             icon=":material/info:")
     if run.final_sql:
-        with st.expander("The SQL the agents wrote anyway"):
-            st.code(format_sql(run.final_sql), language="sql")
-    return True
+        st.caption("The agents wrote SQL anyway; it is below, and you can edit and run it.")
+    return not run.final_sql
 
 
 def doubt(run: Run, sql_key: str) -> None:

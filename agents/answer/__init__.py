@@ -10,7 +10,9 @@ before it starts (:func:`agents.answer.answerability.unrelated_question`):
 - why a result is empty, and what the data holds instead (:mod:`.empty_result`);
 - the values a ranking or a filter was decided on, shown beside the rows (:mod:`.behind`).
 
-Each is a rule of :data:`agents.rules.registry.RULES`. They only report: the answer's SQL,
-and what an evaluation scores, stay as the pipeline left them. Every query they run is
-read-only, under the run's limits and a small time budget of its own.
+Each is a rule of :data:`agents.rules.registry.RULES`. The review only reports: the answer's
+SQL, and what an evaluation scores, stay as the pipeline left them. The answerability check is
+the exception: its model's "no" ends a run without SQL, which an evaluation scores as wrong
+(it records whether the check ran, ``answer_checks`` in its manifest). Every query they run is
+read-only, under the run's limits, and the whole review stops after a few seconds.
 """

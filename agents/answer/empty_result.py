@@ -25,8 +25,9 @@ _MAX_CONDITIONS = 6
 _DATE = re.compile(r"^\d{4}-\d{2}")
 
 
-def _scalar(db, sql: str, timeout: float):
-    result = db.execute(sql, timeout=timeout, max_rows=50)
+def _scalar(db, sql: str, timeout: float, max_rows: int = 50):
+    """The rows of ``sql``, or None when it failed or ran out of time (nothing is known)."""
+    result = db.execute(sql, timeout=timeout, max_rows=max_rows)
     return result.rows if result.ok else None
 
 
@@ -36,15 +37,25 @@ def explain_empty(sql: str, db, *, timeout: float, budget: float = BUDGET_SECOND
     select = outer_select(sql)
     if select is None:
         return None
+    deadline = time.monotonic() + budget
+    if select.args.get("offset") is not None:
+        whole = select.copy()
+        whole.set("limit", None)
+        whole.set("offset", None)
+        rows = _scalar(db, f"SELECT COUNT(*) FROM ({sql_of(whole)})", min(timeout, budget))
+        if rows and rows[0][0]:
+            n = rows[0][0]
+            return {"text": f"No rows: the OFFSET skips all {n:,} row{'s' if n != 1 else ''} "
+                            "the query finds.", "conditions": []}
     conditions = where_conditions(select)[:_MAX_CONDITIONS]
     if not conditions:
         return None
-    deadline = time.monotonic() + budget
     aliases = alias_tables(select)
-    found = []
+    found, unknown = [], 0
     for i, cond in enumerate(conditions):
         left = time.monotonic() - deadline
         if left >= 0:
+            unknown += len(conditions) - i
             break
         others = [c for j, c in enumerate(conditions) if j != i]
         trial = select.copy()
@@ -53,12 +64,18 @@ def explain_empty(sql: str, db, *, timeout: float, budget: float = BUDGET_SECOND
             trial = trial.where(exp.and_(*[c.copy() for c in others]), copy=False)
         trial.set("order", None)
         trial.set("limit", None)
+        trial.set("offset", None)
         rows = _scalar(db, f"SELECT COUNT(*) FROM ({sql_of(trial)})",
                        min(timeout, max(0.2, -left)))
+        if rows is None:
+            unknown += 1  # failed or timed out: this condition's part is not known
+            continue
         if rows and rows[0][0]:
             entry = {"condition": sql_of(cond), "rows_without": int(rows[0][0])}
             entry.update(_holds(cond, aliases, db, timeout, deadline))
             found.append(entry)
+    if not found and unknown:
+        return None  # a trial could not be run: claim nothing
     if not found:
         if len(conditions) == 1:
             text = (f"No rows, even without `{sql_of(conditions[0])}`: the tables or their "
@@ -103,7 +120,7 @@ def _holds(cond, aliases, db, timeout: float, deadline: float) -> dict:
                 "holds": f"{name} holds values from {low} to {high}"}
     if texts and time.monotonic() < deadline:
         values = _scalar(db, f"SELECT DISTINCT {col} FROM {tab} WHERE {col} IS NOT NULL "
-                             "LIMIT 5000", seconds) or []
+                             "LIMIT 5000", seconds, max_rows=5000) or []
         stored = [str(v[0]) for v in values]
         by_fold = {s.casefold(): s for s in stored}
         near = difflib.get_close_matches(texts[0].casefold(), list(by_fold), n=3, cutoff=0.5)

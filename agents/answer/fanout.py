@@ -18,6 +18,9 @@ from agents.answer.sqlshape import alias_tables, column_table, group_columns, ou
 from agents.db.identifiers import quote_identifier
 
 
+_MAX_CHECKS = 4  # foreign keys looked at in the data, at most
+
+
 def _fold(name: str | None) -> str:
     return (name or "").casefold()
 
@@ -32,7 +35,10 @@ def fanout_doubt(sql: str, db, *, timeout: float) -> str | None:
     tables = {_fold(t) for t in aliases.values()}
     grouped = {(_fold(column_table(c, aliases, schema)), _fold(c.name))
                for c in group_columns(select)}
+    checked = 0
     for agg in select.find_all(exp.Sum, exp.Avg):
+        if agg.parent_select is not select:
+            continue  # a subquery's own sum: its FROM is not the outer joins
         for column in agg.find_all(exp.Column):
             table = column_table(column, aliases, schema)
             if table is None:
@@ -45,6 +51,9 @@ def fanout_doubt(sql: str, db, *, timeout: float) -> str | None:
                 if many is None or any((_fold(many.name), _fold(k)) in grouped
                                        for k in many.primary_key):
                     continue
+                checked += 1
+                if checked > _MAX_CHECKS:
+                    return None
                 if _several(db, fk.table, fk.column, timeout):
                     fn = "SUM" if isinstance(agg, exp.Sum) else "AVG"
                     return (f"{fn}({column.name}) counts each {table} row once for every "

@@ -9,6 +9,8 @@ named things. Read from the result alone; no query is run.
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from agents.answer.sqlshape import outer_select, sql_of
 
 
@@ -18,8 +20,10 @@ def null_group_doubt(sql: str, result: dict) -> str | None:
     if select is None or select.args.get("group") is None or not result or \
             not result.get("ok") or not result.get("rows"):
         return None
-    if select.args.get("order") is None or select.args.get("limit") is None:
-        return None
+    order = select.args.get("order")
+    if order is None or select.args.get("limit") is None or \
+            not any(o.find(exp.AggFunc) for o in order.expressions):
+        return None  # not a ranking of groups by what they hold
     keys = {sql_of(e).casefold() for e in select.args["group"].expressions}
     first = result["rows"][0]
     for position, projection in enumerate(select.expressions):

@@ -28,8 +28,7 @@ from agents.outputs.base import Output, register
 NAME = "answerability"
 DATA_KEY = "answerability"   # in the run's state: what the check found
 FIRST_KEY = "first_step"     # ... and the pipeline step the run goes on to
-_YES = re.compile(r"\b(yes|yeah|can)\b", re.I)
-_NO = re.compile(r"\b(no|not|cannot|can't)\b", re.I)
+_NO = re.compile(r"\b(cannot|can't|can not|not answerable|no data|unanswerable)\b", re.I)
 _MAX_TABLES = 40
 _MAX_COLUMNS = 12
 
@@ -81,10 +80,14 @@ def needs_check(question: str, db, evidence: str = "") -> Unanswerable | None:
 
 
 def parse_verdict(text: str) -> bool:
-    """True unless the reply says no (a reply saying neither answers the question)."""
-    first = (text or "").strip().split("\n", 1)[0][:80]
-    if _YES.search(first):
+    """True unless the reply says no: a reply that hedges ("not sure") or says neither leaves
+    the question to the pipeline."""
+    first = (text or "").strip().split("\n", 1)[0][:80].casefold()
+    word = re.match(r"[a-z']+", first)
+    if word and word.group() in ("yes", "yeah", "y"):
         return True
+    if word and word.group() in ("no", "n", "nope"):
+        return False
     return not _NO.search(first)
 
 

@@ -32,25 +32,31 @@ from agents.answer.words import names_word, stem
 from agents.db.identifiers import quote_identifier
 
 QUERY_SECONDS = 2.0  # any one query of the review, at most
+BUDGET_SECONDS = 6.0  # the whole review: a check not begun by then is left out
 DOUBTS = ("result_shape", "fanout_sum", "null_group", "unit_mismatch")  # rules that doubt
 
 
 def review_answer(question: str, sql: str | None, result: dict | None, db, limits, *,
-                  checked: dict | None = None) -> dict:
-    """What the studio says about ``sql``'s ``result`` as an answer to ``question``."""
+                  checked: dict | None = None, evidence: str = "") -> dict:
+    """What the studio says about ``sql``'s ``result`` as an answer to ``question``;
+    ``checked`` is what the answerability check found before the run, if it ran."""
     try:
-        return _review(question, sql, result, db, limits, checked)
+        return _review(question, sql, result, db, limits, checked, evidence)
     except Exception:  # noqa: BLE001 -- a review is a courtesy: never fail the run over it
         return {}
 
 
-def _review(question, sql, result, db, limits, checked) -> dict:
+def _review(question, sql, result, db, limits, checked, evidence) -> dict:
     if checked and checked.get("answerable") is False:
         return _refusal(checked.get("statement") or "This database cannot answer it.")
     if not sql:
         return {}
     schema = db.schema
-    refused = unanswerable_sql(question, sql, result, schema)
+    deadline = time.monotonic() + BUDGET_SECONDS
+    refused = None
+    if not (checked and checked.get("answerable")) and not (evidence or "").strip():
+        # the model was not asked (or said nothing) and no evidence speaks for the question
+        refused = unanswerable_sql(question, sql, result, schema)
     if refused is not None and unrelated_question(question, schema, db) is not None:
         # the SQL found nothing, and the question's words name nothing of the database: a
         # table a writer made up for a question that does name the data is a failing query
@@ -68,16 +74,20 @@ def _review(question, sql, result, db, limits, checked) -> dict:
         doubt = shape_doubt(expected, result, group_count=count, row_table=row_table)
         if doubt:
             review["notes"].append({"rule": "result_shape", "text": doubt})
-    for name, doubt in (("fanout_sum", fanout_doubt(sql, db, timeout=timeout)),
-                        ("null_group", null_group_doubt(sql, result)),
-                        ("unit_mismatch", unit_doubt(question, sql))):
-        if doubt:
-            review["notes"].append({"rule": name, "text": doubt})
+    for name, doubt in (("null_group", lambda: null_group_doubt(sql, result)),
+                        ("unit_mismatch", lambda: unit_doubt(question, sql)),
+                        ("fanout_sum", lambda: fanout_doubt(sql, db, timeout=timeout))):
+        found = doubt() if time.monotonic() < deadline else None
+        if found:
+            review["notes"].append({"rule": name, "text": found})
     doubts = [n["text"] for n in review["notes"] if n["rule"] in DOUBTS]
     if doubts:
         review["doubt"] = "; ".join(doubts)
+    if time.monotonic() > deadline:
+        return review  # the review's budget is spent: what it found so far stands
     if not result.get("row_count"):
-        empty = explain_empty(sql, db, timeout=timeout)
+        empty = explain_empty(sql, db, timeout=timeout,
+                              budget=max(0.5, deadline - time.monotonic()))
         if empty:
             review["empty"] = empty
             review["notes"].append({"rule": "empty_result", "text": empty["text"]})

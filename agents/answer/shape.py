@@ -26,9 +26,18 @@ _N = r"(\d{1,3}|two|three|four|five|six|seven|eight|nine|ten|twenty)"
 _RANKED = (r"(?:most|least|highest|lowest|largest|smallest|biggest|oldest|youngest|newest|"
            r"latest|earliest|best|worst|longest|shortest|cheapest|richest|busiest|top|"
            r"greatest|fewest|heaviest|lightest|tallest|popular|expensive|recent)")
-_TOP_K = (re.compile(rf"\btop[- ]{_N}\b", re.I),
+_TOP_K = (re.compile(rf"\btop[- ]{_N}\b(?!\s*%|\s*percent)", re.I),
           re.compile(rf"\b{_N}\s+{_RANKED}\b", re.I),
-          re.compile(rf"\bfirst\s+{_N}\b", re.I))
+          re.compile(rf"\bfirst\s+{_N}\b(?!\s*(%|percent|characters?|letters?|digits?|"
+                     r"words?|chars?))", re.I))
+# "the 2 most popular genres" ranks something the answer is filtered by, not the answer's rows
+_RANKS_A_FILTER = re.compile(r"\b(in|of|from|by|among|within)\s+(the\s+)?(top\s+)?"
+                             rf"{_N}\s+(most|least|top|best|highest|lowest|largest|biggest)",
+                             re.I)
+# a "per X" question that aggregates per group (not "for each genre, list its tracks")
+_AGGREGATES = re.compile(r"\b(how many|how much|number|count|total|sum|average|avg|mean|"
+                         r"maximum|minimum|max|min|most|least|revenue|amount|highest|lowest)\b",
+                         re.I)
 # A phrase that asks for several values or groups: no single-value expectation.
 _GROUPED = re.compile(r"\b(each|every|per|by|for (all )?(the )?different|respective(ly)?|group(ed)?|list|"
                       r"and (the |their |its )?(names?|ids?|what|which|who|list|show|give|"
@@ -42,7 +51,8 @@ _PER = re.compile(r"\b(?:for each|for every|per|in each|of each|by each|from eac
                   r"in every)\s+(?:of the\s+|"
                   r"single\s+|individual\s+)?([A-Za-z]+)", re.I)
 _NOT_A_GROUP = {"year", "month", "day", "week", "hour", "minute", "second", "cent", "percent",
-                "capita", "person", "unit", "time", "one", "other"}
+                "capita", "person", "unit", "time", "one", "other", "of", "the", "them",
+                "these", "those", "thi", "that", "it", "which"}
 
 
 @dataclass(frozen=True)
@@ -62,9 +72,14 @@ def expected_shape(question: str) -> Expected | None:
     """The shape ``question`` asks for, or None where its words do not say clearly."""
     text = " ".join((question or "").split())
     per = _PER.search(text)
-    if per and stem(per.group(1)) not in _NOT_A_GROUP:
+    if per and stem(per.group(1)) not in _NOT_A_GROUP and _AGGREGATES.search(text) and \
+            len(_PER.findall(text)) == 1:
         return Expected("per", word=per.group(1))
+    if per:
+        return None  # grouped, but not one clear row per group
     for pattern in _TOP_K:
+        if _RANKS_A_FILTER.search(text):
+            break
         m = pattern.search(text)
         if m:
             k = m.group(1).casefold()
@@ -101,10 +116,13 @@ def shape_doubt(expected: Expected | None, result: dict, group_count=None,
 
 def fits_question(question: str):
     """A test of a result (an execution preview) against the shape ``question`` asks for, as
-    a vote uses it: one value, or the top k; None when the question sets no such shape. A
-    "per X" shape needs the database's groups counted and is left to the answer's review."""
+    a vote uses it: one value ("how many", "what is the total"); None when the question sets
+    no such shape. Only the clearest shape may change a vote: "the top k" is read into
+    questions that rank something else ("tracks in the 2 most popular genres"), and "per X"
+    needs the database's groups counted; both are left to the answer's review, which only
+    reports."""
     expected = expected_shape(question)
-    if expected is None or expected.kind == "per":
+    if expected is None or expected.kind != "one":
         return None
     return lambda result: not result or not result.get("ok") or \
         shape_doubt(expected, result) is None

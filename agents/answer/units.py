@@ -20,8 +20,8 @@ _UNITS = {
     "time": {
         "milliseconds": (("millisecond", "milliseconds", "ms"), ("ms", "millis",
                                                                  "milliseconds")),
-        "seconds": (("second", "seconds", "sec", "secs"), ("secs", "seconds")),
-        "minutes": (("minute", "minutes", "min", "mins"), ("mins", "minutes")),
+        "seconds": (("seconds", "sec", "secs"), ("secs", "seconds")),
+        "minutes": (("minute", "minutes", "mins"), ("mins", "minutes")),
         "hours": (("hour", "hours", "hrs"), ("hrs", "hours")),
     },
     "money": {
@@ -36,7 +36,7 @@ _UNITS = {
     },
 }
 _WORD = re.compile(r"[a-z]+")
-_PART = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # SizeMB -> Size, MB; duration_ms
 
 
 def _parts(name: str) -> set[str]:

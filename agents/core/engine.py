@@ -281,7 +281,8 @@ def _conclude(run: Run, pipeline: Pipeline, data: dict | None, db, limits: ExecL
         except Exception as exc:
             run.result = {"ok": False, "error": str(exc), "error_class": exc.__class__.__name__}
     run.review = review_answer(run.question, run.final_sql, run.result, db, limits,
-                               checked=(data or {}).get(opening.DATA_KEY))
+                               checked=(data or {}).get(opening.DATA_KEY),
+                               evidence=run.evidence)
     run.status = "stopped" if stopped else ("failed" if error else "done")
     run.error = STOPPED if stopped else error
     run.finished_at = time.time()

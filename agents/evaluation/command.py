@@ -74,6 +74,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="ask every question against this database (e.g. Spider's dev databases "
                         "merged into one, built by bench/merge_spider.py) instead of its own; "
                         "the gold SQL still runs on the question's own database")
+    p.add_argument("--no-answer-checks", action="store_true",
+                   help="skip the answerability check before the first step (a model 'no' "
+                        "ends a run without SQL, scored wrong)")
     p.add_argument("--no-error-hints", action="store_true",
                    help="show repair agents SQLite's bare error, without the hint naming the "
                         "real tables and columns or SQLite's way of writing a function it "
@@ -143,6 +146,7 @@ def main(args: argparse.Namespace) -> int:
     manifest = {"dataset": str(Path(dataset.root).resolve()), "sample_mode": args.sample,
                 "seed": args.seed, "keep_distinct": args.keep_distinct, "model": model,
                 "error_hints": not args.no_error_hints,
+                "answer_checks": not args.no_answer_checks,
                 "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
                 else None,
                 "params": recorded_params(params, pipelines),
@@ -155,6 +159,7 @@ def main(args: argparse.Namespace) -> int:
     options = EvalOptions(exec_timeout=args.exec_timeout, max_rows=args.max_rows,
                           keep_distinct=args.keep_distinct, workers=workers, params=params,
                           step_limits=ExecLimits(hints=not args.no_error_hints),
+                          answer_checks=not args.no_answer_checks,
                           ask_db=str(Path(args.ask_db).resolve()) if args.ask_db else None)
 
     sitting = Sitting()

@@ -51,6 +51,9 @@ class EvalOptions:
     # Ask every question against this database instead of its own (e.g. all of Spider's dev
     # databases merged into one, bench/merge_spider.py); the gold SQL still runs on its own.
     ask_db: str | None = None
+    # the answerability check before a run (agents.answer.opening): its "no" ends the run
+    # without SQL, which is scored wrong; recorded in the manifest as ``answer_checks``
+    answer_checks: bool = True
 
 
 @dataclass
@@ -122,7 +125,8 @@ def evaluate_one(question: Question, pipeline: Pipeline, llm, pool: DatabasePool
                 "metrics": _metrics(None), "finished_at": utc_now()}, None
     run = run_to_end(start_run(pipeline, question.question, asked, llm, evidence=question.evidence,
                                params=options.params.get(pipeline.name),
-                               limits=options.step_limits, cancel=cancel, services=services))
+                               limits=options.step_limits, cancel=cancel, services=services,
+                               answer_checks=options.answer_checks))
     verdict = score(db, question.gold_sql, run.final_sql, options, pred_db=asked)
     review = run.review or {}
     record = {**base, "pred_sql": run.final_sql, **verdict, "status": run.status,

@@ -18,10 +18,12 @@ MANIFEST = "manifest.json"
 # before and again now, so one folder can still gather pipelines evaluated one at a time.
 RESUME_KEYS = ("dataset", "sample_mode", "seed", "keep_distinct", "model", "error_hints",
                "examples", "params", "exclude_samples", "exclude_quoted", "excluded_ids",
-               "ask_db")
+               "ask_db", "answer_checks")
 # What a manifest written before a key existed meant by leaving it out.
 RESUME_DEFAULTS = {"exclude_samples": [], "exclude_quoted": False, "excluded_ids": [],
-                   "ask_db": None}
+                   "ask_db": None,
+                   # evaluated before the answerability check existed: it never ran
+                   "answer_checks": False}
 
 
 def check_manifest(out: Path, manifest: dict) -> None:

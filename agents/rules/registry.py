@@ -153,8 +153,8 @@ RULES: tuple[Rule, ...] = (
          "agents.pipelines.selection.voting", switch="data_first",
          measured="bench/results/data-first-*", recorded_off=("selection",)),
     Rule("shape_first", "Shape first", CHANGES_RESULT, AGREEMENT_CHECK,
-         "the vote sets aside results whose shape does not fit the question (one value, the "
-         "top k) while another candidate's fits",
+         "the vote sets aside results of several rows where the question asks for one value "
+         "while another candidate's has one",
          "agents.pipelines.selection.vote_rules", switch="shape_first",
          recorded_off=("selection",)),
     Rule("empty_not_decisive", "Empty is not decisive", CHANGES_RESULT, AGREEMENT_CHECK,

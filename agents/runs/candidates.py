@@ -263,10 +263,11 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         fitting = [g for g in voting if fits(candidates[g.representative].result)]
         if fitting and len(fitting) < len(voting):
             unfit = len(voting) - len(fitting)
+            empties = [result.groups[n] for n in result.set_aside]
             voting = fitting
-            rest = [g for g in result.groups if g not in fitting]
-            result.groups = fitting + rest
-            result.set_aside = list(range(len(fitting), len(result.groups)))
+            result.groups = fitting + [g for g in result.groups if g not in fitting]
+            # ``set_aside`` keeps naming the groups without data only
+            result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
     ran = total - len(failed)
     top = voting[0].size
     tied = [n for n, g in enumerate(voting) if g.size == top]
@@ -279,7 +280,8 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.contenders = list(range(len(voting))) if len(voting) > 1 else []
         result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
     elif share < min_share:
-        result.reason = f"the only result with data: {top} of {total} candidates"
+        which = "that fits the question's shape" if unfit else "with data"
+        result.reason = f"the only result {which}: {top} of {total} candidates"
     elif empty_not_decisive and failed and not has_data(
             candidates[voting[0].representative].result):
         result.contenders = list(range(len(voting))) if len(voting) > 1 else []

@@ -63,9 +63,10 @@ def render_outcome(run: Run, max_rows: int) -> list[str]:
             if behind:
                 lines.append(f"({', '.join(behind['added'])}: shown beside the answer's "
                              "columns; the answer's SQL is unchanged)")
-            for note in review.get("notes") or ():
-                if note.get("rule") in ("result_shape", "empty_result"):
-                    lines.append(f"Note: {note['text']}")
+            if review.get("doubt"):
+                lines.append(f"Doubtful: {review['doubt']}.")
+            if (review.get("empty") or {}).get("text"):
+                lines.append(review["empty"]["text"])
         else:
             lines.append(f"Result: the SQL failed ({run.result.get('error_class') or 'error'}): "
                          f"{run.result.get('error')}")

@@ -128,8 +128,8 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   help="set aside results with no data (no rows, or NULLs only) while another "
                        "candidate's has some"),
         ParamSpec("shape_first", True, origin=STUDIO,
-                  help="set aside results whose shape does not fit the question (one value, "
-                       "top k) while another's fits"),
+                  help="set aside results of several rows where the question asks for one "
+                       "value, while another's has one"),
         ParamSpec("empty_not_decisive", True, origin=STUDIO,
                   help="a leading result with no data is not decisive while some candidates "
                        "did not run"),

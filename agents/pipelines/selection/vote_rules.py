@@ -2,8 +2,9 @@
 (``stop_when_decided``), so both decide under the same rules.
 
 - ``data_first``: results holding no data are set aside while another holds some;
-- ``shape_first``: results whose shape does not fit the question ("how many": one value; "the
-  top 5": five rows; :mod:`agents.answer.shape`) are set aside while another's fits;
+- ``shape_first``: results of several rows where the question asks for one value ("how
+  many", "what is the total"; :func:`agents.answer.shape.fits_question`) are set aside while
+  another's has one;
 - ``empty_not_decisive``: a leading result holding no data is not decisive while some
   candidates did not run.
 """
