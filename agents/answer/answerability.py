@@ -26,10 +26,10 @@ import re
 import time
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
 from agents.db.identifiers import quote_identifier
+from agents.db.sqltext import parse_statement
 from agents.answer.words import STOP, content_stems, name_stems, question_words, stem
 
 _QUOTED = re.compile(r"\"[^\"]+\"|'[^']+'|\d")
@@ -151,10 +151,7 @@ def unanswerable_sql(question: str, sql: str | None, result: dict | None,
 
 def _reads_a_table(sql: str) -> bool:
     """Whether ``sql`` reads any table (a constant ``SELECT 'x'`` reads none)."""
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except Exception:  # noqa: BLE001 -- SQL sqlglot cannot read: assume it reads a table
-        return True
+    tree = parse_statement(sql)
     if not isinstance(tree, (exp.Select, exp.SetOperation)):
-        return True  # not a query sqlglot understood: nothing to conclude
+        return True  # not one query sqlglot understood: nothing to conclude
     return any(True for _ in tree.find_all(exp.Table))

@@ -16,9 +16,10 @@ import time
 
 from sqlglot import exp
 
-from agents.answer.sqlshape import (alias_tables, column_table, outer_select, sql_of,
+from agents.answer.sqlshape import (column_table, outer_select, sql_of,
     where_conditions)
 from agents.db.identifiers import quote_identifier
+from agents.db.sqltext import select_tables
 
 BUDGET_SECONDS = 4.0
 _MAX_CONDITIONS = 6
@@ -50,7 +51,7 @@ def explain_empty(sql: str, db, *, timeout: float, budget: float = BUDGET_SECOND
     conditions = where_conditions(select)[:_MAX_CONDITIONS]
     if not conditions:
         return None
-    aliases = alias_tables(select)
+    aliases = select_tables(select)
     found, unknown = [], 0
     for i, cond in enumerate(conditions):
         left = time.monotonic() - deadline

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from agents.answer.sqlshape import alias_tables, column_table, group_columns, outer_select
+from agents.answer.sqlshape import column_table, group_columns, outer_select
 from agents.db.identifiers import quote_identifier
+from agents.db.sqltext import select_tables
 
 
 _MAX_CHECKS = 4  # foreign keys looked at in the data, at most
@@ -31,7 +32,7 @@ def fanout_doubt(sql: str, db, *, timeout: float) -> str | None:
     if select is None or not select.args.get("joins"):
         return None
     schema = db.schema
-    aliases = alias_tables(select)
+    aliases = select_tables(select)
     tables = {_fold(t) for t in aliases.values()}
     grouped = {(_fold(column_table(c, aliases, schema)), _fold(c.name))
                for c in group_columns(select)}

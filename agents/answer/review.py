@@ -27,9 +27,10 @@ from agents.answer.fanout import fanout_doubt
 from agents.answer.null_group import null_group_doubt
 from agents.answer.units import unit_doubt
 from agents.answer.shape import expected_shape, shape_doubt
-from agents.answer.sqlshape import alias_tables, column_table, group_columns, outer_select
+from agents.answer.sqlshape import column_table, group_columns, outer_select
 from agents.answer.words import names_word, stem
 from agents.db.identifiers import quote_identifier
+from agents.db.sqltext import select_tables
 
 QUERY_SECONDS = 2.0  # any one query of the review, at most
 BUDGET_SECONDS = 6.0  # the whole review: a check not begun by then is left out
@@ -114,7 +115,7 @@ def _groups(word: str, sql: str, db, timeout: float) -> tuple[int | None, str | 
     if select is None:
         return None, None
     schema, word_stem = db.schema, stem(word)
-    aliases = alias_tables(select)
+    aliases = select_tables(select)
     row_table = None
     grouped = group_columns(select)
     if grouped:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import sqlglot
+from sqlglot import exp
 
 from agents.answer.words import names_word, stem
+from agents.db.sqltext import parse_statement
 
 _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "twenty": 20}
@@ -131,8 +132,7 @@ def fits_question(question: str):
 def limited_to(sql: str, k: int) -> str | None:
     """``sql`` keeping its first ``k`` rows (its LIMIT replaced): the repair offered when a
     question asks for the top k and the result has more; None for SQL sqlglot cannot read."""
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-        return tree.limit(k, copy=True).sql(dialect="sqlite")
-    except Exception:  # noqa: BLE001 -- no repair for SQL that cannot be read
-        return None
+    tree = parse_statement(sql)
+    if not isinstance(tree, (exp.Select, exp.SetOperation)):
+        return None  # no repair for SQL that cannot be read
+    return tree.limit(k, copy=True).sql(dialect="sqlite")

@@ -1,35 +1,18 @@
 """What the checks need to read of the final SQL: its outermost SELECT, the tables its aliases
-stand for, the columns it groups by. sqlglot parses; SQL it cannot parse is left alone."""
+stand for (those come from :func:`agents.db.sqltext.select_tables`), the columns it groups
+by. sqlglot parses; SQL it cannot parse is left alone."""
 
 from __future__ import annotations
 
-import sqlglot
 from sqlglot import exp
+
+from agents.db.sqltext import parse_statement
 
 
 def outer_select(sql: str) -> exp.Select | None:
     """The SQL's outermost SELECT, or None (a compound query, or SQL sqlglot cannot read)."""
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except Exception:  # noqa: BLE001 -- unreadable SQL: no check applies
-        return None
+    tree = parse_statement(sql)
     return tree if isinstance(tree, exp.Select) else None
-
-
-def alias_tables(select: exp.Select) -> dict[str, str]:
-    """Each alias (or table name) of the SELECT's own FROM and JOINs, casefolded, mapped to the
-    table it stands for."""
-    found = {}
-    # the FROM clause is ``from_`` in sqlglot's newer versions, ``from`` in older ones
-    sources = [select.args.get("from_") or select.args.get("from")] + \
-        list(select.args.get("joins") or [])
-    for source in sources:
-        if source is None:
-            continue
-        table = source.this if isinstance(source.this, exp.Table) else None
-        if table is not None and table.name:
-            found[(table.alias_or_name or table.name).casefold()] = table.name
-    return found
 
 
 def column_table(column: exp.Column, aliases: dict[str, str], schema) -> str | None:
