@@ -12,6 +12,7 @@ from agents.store.connection import UNWRITABLE
 from agents.store.preferences import PreferencesPart
 
 from app_helpers import APP, TIMEOUT, errors
+from team_page import signed_in, team_mode
 
 LABELS = {
     "baseline": "Quick — one prompt",
@@ -141,33 +142,11 @@ def test_saved_settings_that_cannot_be_read_leave_the_defaults(app_env, monkeypa
     assert any(w.value.startswith("Your saved settings could not be read") for w in at.warning)
 
 
-PASSWORDS = {"ana": "ana-password-1", "bo": "bo-password-1"}
-
-
 @pytest.fixture
 def two_analysts(app_env, monkeypatch, tmp_path):
     """Team mode with two analysts, ana and bo."""
-    from agents.core import signin_limit, team
-
-    users = tmp_path / "users.yaml"
-    for name in ("ana", "bo"):
-        team.add_user(name, PASSWORDS[name], role="analyst", name=name.title(), path=users)
-    monkeypatch.setenv("STUDIO_MODE", "team")
-    monkeypatch.setenv("STUDIO_USERS_FILE", str(users))
-    monkeypatch.setattr(signin_limit, "LIMIT", signin_limit.SignInLimit(5, 900))
+    team_mode(monkeypatch, tmp_path, names=("ana", "bo"))
     return app_env
-
-
-def signed_in(user: str) -> AppTest:
-    """A new browser session, signed in as ``user``."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    fields = {t.label: t for t in at.text_input}
-    fields["Username"].input(user)
-    fields["Password"].input(PASSWORDS[user])
-    button(at, "Sign in").click().run()
-    assert not at.exception and errors(at) == [], (at.exception, errors(at))
-    return at
 
 
 def test_in_team_mode_each_user_gets_their_own(two_analysts):

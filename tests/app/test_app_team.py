@@ -9,42 +9,20 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from agents.core import signin_limit, team
+from agents.core import signin_limit
 from agents.store import Store, Viewer, default_path
 from scripted_llm import ScriptedLLM, prompt_text
 
 from app_helpers import APP, TIMEOUT, errors, sqlite_bytes
+from team_page import PASSWORDS, sign_in, signed_in, team_mode
 
-PASSWORDS = {"ana": "ana-password-1", "bo": "bo-password-1", "root": "root-password-1"}
 TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
 
 
 @pytest.fixture
 def team_env(app_env, monkeypatch, tmp_path):
-    users = tmp_path / "users.yaml"
-    for name, password in PASSWORDS.items():
-        team.add_user(name, password, role="admin" if name == "root" else "analyst",
-                      name=name.title(), path=users)
-    monkeypatch.setenv("STUDIO_MODE", "team")
-    monkeypatch.setenv("STUDIO_USERS_FILE", str(users))
-    monkeypatch.setattr(signin_limit, "LIMIT", signin_limit.SignInLimit(5, 900))
+    team_mode(monkeypatch, tmp_path)
     return app_env
-
-
-def signed_in(user: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    sign_in(at, user, PASSWORDS[user])
-    assert not at.exception and errors(at) == [], (at.exception, errors(at))
-    return at
-
-
-def sign_in(at: AppTest, user: str, password: str) -> None:
-    fields = {t.label: t for t in at.text_input}
-    fields["Username"].input(user)
-    fields["Password"].input(password)
-    [button] = [b for b in at.button if b.label == "Sign in"]
-    button.click().run()
 
 
 def sidebar_text(at: AppTest) -> str:

@@ -142,6 +142,12 @@ def page(browser, request):
     context.close()
 
 
+def idle(page, timeout: float = 60_000) -> None:
+    """Wait until the Streamlit script run has finished."""
+    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
+                           timeout=timeout)
+
+
 def screenshot(page, name: str, width: int = 1400) -> Path:
     """Save a screenshot of the whole app (grown to its content height, ``width`` pixels wide)
     as a test artifact."""

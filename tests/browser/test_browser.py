@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from conftest import screenshot
+from conftest import idle, screenshot
 
 pytestmark = pytest.mark.browser
 MACSQL = "MAC-SQL — breaks the question down, repairs the SQL"  # its label in the pickers
@@ -36,26 +36,20 @@ SELECT COUNT(*) AS cancelled_orders FROM orders WHERE status = 'cancelled'
 Question Solved."""
 
 
-def _idle(page, timeout: float = 60_000) -> None:
-    """Wait until the Streamlit script run has finished."""
-    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
-                           timeout=timeout)
-
-
 def _commit(page, box) -> None:
     """Leave a text box so Streamlit commits its value, and wait for that rerun to end: it may
     start a moment after the key press, later still on a loaded machine, and a button pressed
     while it runs can be lost."""
     box.press("Tab")
     page.wait_for_timeout(500)
-    _idle(page)
+    idle(page)
 
 
 def _choose_pipeline(page, title: str) -> None:
     """Pick a pipeline other than the Ask page's default (candidate selection)."""
     page.locator("[data-testid=stSelectbox]").filter(has_text="Pipeline").first.click()
     page.get_by_role("option", name=title, exact=True).click()
-    _idle(page)
+    idle(page)
 
 
 def _nav(page, url: str, path: str) -> None:
@@ -63,7 +57,7 @@ def _nav(page, url: str, path: str) -> None:
     page.wait_for_selector("[data-testid=stApp]")
     page.locator("[data-testid=stSidebarNav]").wait_for()
     page.wait_for_timeout(500)
-    _idle(page)
+    idle(page)
 
 
 @pytest.fixture
@@ -84,11 +78,11 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     # -- Ask: upload a database -----------------------------------------------------------------
     _nav(page, app_url, "")
     page.get_by_role("button", name="Run", exact=True).wait_for()
-    _idle(page)
+    idle(page)
     page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(upload))
     # the summary of the upload (the collapsed "Saved databases" list names it too, hidden)
     page.locator("strong:visible", has_text="my_shop").first.wait_for()
-    _idle(page)
+    idle(page)
     # Table names and row counts are shown at once (inside a data grid: its cells are
     # accessible elements, drawn on a canvas, so they are attached rather than visible).
     page.get_by_text("order_items").first.wait_for(state="attached")
@@ -98,7 +92,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     question = page.get_by_role("textbox", name="Question", exact=True)
     question.fill("How many orders were cancelled?")
     question.press("Tab")
-    _idle(page)
+    idle(page)
     _choose_pipeline(page, MACSQL)
     page.get_by_role("button", name="Run", exact=True).click()
     # While the run is going, the first agent's status block is already on the page.
@@ -111,7 +105,7 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     screenshot(page, "02-ask-running")
     page.get_by_text(re.compile(r"4\. Refiner")).first.wait_for(timeout=30_000)
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     for heading in ("1. Selector", "2. Value grounding", "3. Decomposer", "4. Refiner"):
         assert page.get_by_text(heading).count() >= 1
     page.get_by_text("cancelled_orders").first.wait_for(state="attached")
@@ -122,28 +116,28 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     assert page.locator("[data-testid=stGraphVizChart] svg text", has_text="Refiner").count() >= 1
     screenshot(page, "03b-ask-step-graph")
     page.get_by_text("Step graph of this run").first.click()
-    _idle(page)
+    idle(page)
 
     # -- edit the SQL and run it again --------------------------------------------------------------
     editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
     editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
     _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
-    _idle(page)
+    idle(page)
     page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
     # A write statement is refused with a clear reason and the file is untouched.
     editor.fill("DELETE FROM orders")
     _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
-    _idle(page)
+    idle(page)
     page.get_by_text("not allowed").first.wait_for()
     editor.fill("SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY n DESC")
     _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
-    _idle(page)
+    idle(page)
     page.locator("[role=gridcell]", has_text="delivered").first.wait_for(state="attached")
     page.get_by_role("button", name="Accept").first.click()
-    _idle(page)
+    idle(page)
     page.get_by_text("Accepted").first.wait_for()
     screenshot(page, "04-ask-edited-accepted")
     assert upload.read_bytes() == before
@@ -156,12 +150,12 @@ def test_ask_watch_edit_accept_annotate_export(page, app_url, scripted, sample_d
     opener = page.locator("[data-testid=stSelectbox]").filter(has_text="Open a run").first
     opener.click()
     page.get_by_role("option").filter(has_text="How many orders were cancelled?").first.click()
-    _idle(page)
+    idle(page)
     page.get_by_text(re.compile(r"3\. Decomposer")).first.wait_for()
     page.locator("[data-testid=stRadio]").get_by_text("incorrect", exact=True).first.click()
     page.get_by_role("textbox", name="Notes", exact=True).fill("counted all cancelled orders; the user meant 2024 only")
     page.get_by_role("button", name="Save annotation").click()
-    _idle(page)
+    idle(page)
     page.get_by_text("saved").first.wait_for()
     screenshot(page, "06-history-annotated")
 
@@ -197,7 +191,7 @@ def _open_run(page, question: str) -> None:
     opener = page.locator("[data-testid=stSelectbox]").filter(has_text="Open a run").first
     opener.click()
     page.get_by_role("option").filter(has_text=question).first.click()
-    _idle(page)
+    idle(page)
 
 
 def _export_csv(page) -> list[dict]:
@@ -216,22 +210,22 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     question = page.get_by_role("textbox", name="Question", exact=True)
     question.fill(REVIEW_QUESTION)
     question.press("Tab")
-    _idle(page)
+    idle(page)
     page.locator("[data-testid=stSelectbox]").filter(has_text="Pipeline").first.click()
     page.get_by_role("option", name="Quick — one prompt", exact=True).click()
-    _idle(page)
+    idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("done, SQL fails").first.wait_for(timeout=60_000)
-    _idle(page)
+    idle(page)
 
     # -- correct the SQL and accept it ------------------------------------------------------------
     editor = page.get_by_role("textbox", name="Final SQL (you can edit it)")
     editor.fill("SELECT name, price FROM products ORDER BY price DESC LIMIT 3")
     _commit(page, editor)
     page.get_by_role("button", name="Run edited SQL").click()
-    _idle(page)
+    idle(page)
     page.get_by_role("button", name="Accept").first.click()
-    _idle(page)
+    idle(page)
     page.get_by_text("Accepted:").first.wait_for()
     screenshot(page, "review-01-accepted")
 
@@ -239,7 +233,7 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     _nav(page, app_url, "history")
     page.reload()
     page.wait_for_selector("[data-testid=stApp]")
-    _idle(page)
+    idle(page)
     page.locator("[role=gridcell]", has_text=REVIEW_QUESTION).first.wait_for(state="attached")
     [row] = _export_csv(page)
     assert row["outcome"] == "done, SQL fails" and "nme" in row["final_sql"]
@@ -253,11 +247,11 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     page.locator("[data-testid=stSelectbox]").filter(has_text="Step at fault").first.click()
     page.get_by_role("option").filter(has_text="step 1 · SQL Writer").first.click()
     page.get_by_role("button", name="Save annotation").click()
-    _idle(page)
+    idle(page)
     page.get_by_text("Annotation saved").first.wait_for()
     page.reload()
     page.wait_for_selector("[data-testid=stApp]")
-    _idle(page)
+    idle(page)
     _open_run(page, REVIEW_QUESTION)
     step_box = page.locator("[data-testid=stSelectbox]").filter(has_text="Step at fault").first
     step_box.wait_for()
@@ -267,7 +261,7 @@ def test_accepted_correction_and_blamed_step_survive_a_reload(page, app_url, bro
     assert "step 1 · SQL Writer" in shown, shown  # the saved step, not "(none)"
     page.get_by_role("textbox", name="Notes", exact=True).fill("misspelt the name column")
     page.get_by_role("button", name="Save annotation").click()
-    _idle(page)
+    idle(page)
     page.get_by_text("Annotation saved").first.wait_for()
     screenshot(page, "review-03-annotated-twice")
     [row] = _export_csv(page)
@@ -294,7 +288,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
         box = page.get_by_role("textbox", name="Question", exact=True)
         box.fill(question)
         box.press("Tab")
-        _idle(page)
+        idle(page)
         run_button.click()
 
     ask("How many orders were cancelled?")
@@ -310,7 +304,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     assert run_button.is_disabled()
     screenshot(page, "07-ask-streaming")
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     assert run_button.is_enabled()
 
     assert page.get_by_text("Follow up on the previous question").count() == 1
@@ -322,7 +316,7 @@ def test_a_step_text_grows_while_it_runs_and_a_new_run_replaces_the_old(page, ap
     assert page.get_by_text(f"Parameters of {MACSQL}").count() == 1
     assert run_button.is_disabled()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     assert run_button.is_enabled()
 
 
@@ -359,11 +353,11 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     box = page.get_by_role("textbox", name="Question", exact=True)
     box.fill("How many orders were cancelled?")
     box.press("Tab")
-    _idle(page)
+    idle(page)
     _choose_pipeline(page, MACSQL)
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     page.get_by_text("SQL before").first.wait_for()
     page.get_by_text(re.compile(r"2\. Value grounding")).first.wait_for()
     page.get_by_text(re.compile("Follow up on")).first.wait_for()  # there without a click
@@ -375,10 +369,10 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     page.get_by_role("textbox", name="Question", exact=True).fill("How many orders were "
                                                                    "cancelled?")
     page.get_by_role("textbox", name="Question", exact=True).press("Tab")
-    _idle(page)
+    idle(page)
     page.get_by_role("button", name="Compare", exact=True).click()
     page.get_by_text("Accept an answer").first.wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     assert page.locator("[data-testid=stException]").count() == 0
     _no_cut_labels(page)
     screenshot(page, f"w{width}-compare", width)

@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ARTIFACTS, screenshot
+from conftest import ARTIFACTS, idle, screenshot
 
 pytestmark = pytest.mark.browser
 
 TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
-
-
-def _idle(page, timeout: float = 60_000) -> None:
-    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
-                           timeout=timeout)
 
 
 def test_the_answer_is_in_view_when_the_run_ends(page, app_url, browser_llm):
@@ -30,14 +25,14 @@ def test_the_answer_is_in_view_when_the_run_ends(page, app_url, browser_llm):
     page.goto(app_url)
     run_button = page.get_by_role("button", name="Run", exact=True)
     run_button.wait_for()
-    _idle(page)
+    idle(page)
     box = page.get_by_role("textbox", name="Question", exact=True)
     box.fill("List the 3 most expensive products")
     box.press("Tab")
-    _idle(page)
+    idle(page)
     run_button.click()
     page.get_by_text("This result may not answer the question").wait_for(timeout=90_000)
-    _idle(page)
+    idle(page)
     page.wait_for_timeout(1_500)  # the smooth scroll
     answer = page.locator("#answer")
     answer.wait_for()

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import screenshot
+from conftest import idle, screenshot
 
 pytestmark = pytest.mark.browser
 
 TOP5 = "SELECT name, price FROM products ORDER BY price DESC LIMIT 5"
 SLOW = 4.0  # seconds each of the other candidates takes
-
-
-def _idle(page, timeout: float = 60_000) -> None:
-    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
-                           timeout=timeout)
 
 
 def test_the_draft_table_is_on_screen_before_the_run_ends(page, app_url, browser_llm):
@@ -32,13 +27,13 @@ def test_the_draft_table_is_on_screen_before_the_run_ends(page, app_url, browser
     page.goto(app_url)
     run_button = page.get_by_role("button", name="Run", exact=True)
     run_button.wait_for()
-    _idle(page)
+    idle(page)
     assert page.get_by_text(
         "Parameters of Thorough — several writers, results compared").count() == 1  # the default
     box = page.get_by_role("textbox", name="Question", exact=True)
     box.fill("Which five products cost the most?")
     box.press("Tab")
-    _idle(page)
+    idle(page)
     run_button.click()
     page.get_by_text("being checked by the other candidates").wait_for(timeout=30_000)
     # its table is there: the five rows, once in the draft and once in the writer's step
@@ -48,5 +43,5 @@ def test_the_draft_table_is_on_screen_before_the_run_ends(page, app_url, browser
     assert page.get_by_role("button", name="Stop the run").is_visible()  # the run goes on
     screenshot(page, "ask-draft-answer")
     page.get_by_text("Draft answer confirmed").first.wait_for(timeout=60_000)
-    _idle(page)
+    idle(page)
     screenshot(page, "ask-draft-confirmed")

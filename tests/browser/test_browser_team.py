@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import screenshot, start_app
+from conftest import idle, screenshot, start_app
 
 pytestmark = pytest.mark.browser
 
@@ -26,18 +26,13 @@ def team_url(chromium_path, browser_llm, tmp_path_factory):
     yield from start_app(home, browser_llm, STUDIO_MODE="team", STUDIO_USERS_FILE=str(users))
 
 
-def _idle(page, timeout: float = 60_000) -> None:
-    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
-                           timeout=timeout)
-
-
 def _sign_in(page, url: str, user: str) -> None:
     page.goto(url)
     page.get_by_label("Username").fill(user)
     page.get_by_role("textbox", name="Password").fill(PASSWORDS[user])
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text(f"Signed in as {user.title()}").wait_for()
-    _idle(page)
+    idle(page)
     for _ in range(100):  # the sign-in cookie is written by a component, a moment later
         if any(c["name"] == "text2sql_studio_auth" for c in page.context.cookies()):
             break
@@ -69,7 +64,7 @@ def _walk(browser, ana, team_url, tmp_path) -> None:
     conn.close()
     ana.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(path))
     ana.get_by_text("Saved databases (1)").wait_for()
-    _idle(ana)
+    idle(ana)
     screenshot(ana, "team-signed-in-ask")
 
     bo = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
@@ -81,17 +76,17 @@ def _walk(browser, ana, team_url, tmp_path) -> None:
     ana.goto(team_url + "/history")  # the signed cookie keeps the session signed in,
     ana.get_by_text("Signed in as Ana").wait_for()  # on the page the address names
     ana.get_by_role("heading", name="History & annotation").wait_for()
-    _idle(ana)
+    idle(ana)
     ana.goto(team_url)
     ana.get_by_text("Saved databases (1)").wait_for()
     ana.get_by_role("button", name="Sign out").click()
     ana.get_by_label("Username").wait_for()
-    _idle(ana)
+    idle(ana)
     assert ana.get_by_text("Saved databases").count() == 0
     assert ana.locator("[data-testid=stException]").count() == 0
     ana.reload()  # the cookie is gone: signed out for good
     ana.get_by_label("Username").wait_for()
-    _idle(ana)
+    idle(ana)
     assert ana.get_by_text("Signed in as").count() == 0
     ana.context.close()
     bo.context.close()
