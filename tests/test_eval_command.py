@@ -75,6 +75,7 @@ def test_eval_command_refuses_to_resume_with_other_examples_or_params(tiny, tmp_
     capsys.readouterr()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["examples"] == str(examples.resolve())
+    assert manifest["sample_seed"] == 0     # sampled requests carry a seed: a rerun repeats
     assert manifest["params"] == {"baseline": {"schema_format": "macsql", "keep_whole_part": True}}
 
     # another example file, or none, would mix few-shot settings: refused

@@ -57,6 +57,22 @@ def test_per_call_parameters_are_sent(scripted_llm, llm):
     assert (sent["temperature"], sent["max_tokens"], sent["stop"]) == (0.7, 50, ["\n\n"])
 
 
+def test_a_sampled_request_carries_a_seed_so_a_run_repeats(scripted_llm, llm):
+    scripted_llm.push("a", "b", "c")
+    llm.chat(MESSAGES)
+    llm.chat(MESSAGES, temperature=0.7)
+    llm.chat(MESSAGES, temperature=0.7, seed=2)
+    sent = scripted_llm.requests
+    assert "seed" not in sent[0]           # temperature 0 needs none
+    assert (sent[1]["seed"], sent[2]["seed"]) == (0, 2)
+
+
+def test_a_sample_seed_of_minus_one_lets_the_server_draw(scripted_llm):
+    scripted_llm.push("a")
+    client_for(scripted_llm.base_url, sample_seed=-1).chat(MESSAGES, temperature=0.7, seed=2)
+    assert "seed" not in scripted_llm.requests[0]
+
+
 def test_usage_missing_is_estimated_from_text_length(scripted_llm, llm):
     scripted_llm.push({"content": "word " * 40, "usage": False})
     reply = llm.chat([{"role": "user", "content": "x" * 400}])

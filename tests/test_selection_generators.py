@@ -80,6 +80,13 @@ def test_without_grounding_the_run_starts_at_the_first_generator(db, llm, script
     assert "Values in the database" not in last_user_message(scripted_llm.requests[0])
 
 
+def test_each_sample_of_the_writers_prompt_has_its_own_seed(db, llm, scripted_llm):
+    script(scripted_llm, writer=sql_block(FRANCE), sample=sql_block(FRANCE))
+    run(db, llm, generators="writer", samples=2, value_grounding=False, stop_when_decided=False)
+    seeds = [r.get("seed") for r in scripted_llm.requests]
+    assert seeds == [None, 1, 2]           # the writer at temperature 0, then sample1, sample2
+
+
 def test_generators_are_checked_when_set():
     with pytest.raises(ValueError, match="unknown generator 'poet'"):
         PIPELINE.resolve_params({"generators": "writer,poet"})

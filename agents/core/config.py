@@ -52,6 +52,7 @@ ENV_VARS = {
     "remote_context": "STUDIO_REMOTE_CONTEXT",
     "threads": "STUDIO_THREADS",
     "decoding": "STUDIO_DECODING",
+    "sample_seed": "STUDIO_SAMPLE_SEED",
 }
 
 
@@ -93,6 +94,9 @@ class Settings:
     # bench/decoding.py replays the same requests in each mode; on a 2-core CPU neither
     # speculative mode was faster, and both changed some answers.
     decoding: str = "standard"
+    # The seed a sampled request (temperature above 0) carries, so the same run samples the
+    # same answers again; -1 sends none (the server draws its own).
+    sample_seed: int = 0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -278,5 +282,7 @@ def _validate(s: Settings) -> None:
         bad(f"remote_context must be at least 512 tokens, not {s.remote_context}")
     if s.threads < 1:
         bad(f"threads must be at least 1, not {s.threads}")
+    if s.sample_seed < -1:
+        bad(f"sample_seed must be -1 (none) or a whole number from 0, not {s.sample_seed}")
     if s.decoding not in DECODING_MODES:
         bad(f"decoding must be one of {', '.join(DECODING_MODES)}, not {s.decoding!r}")

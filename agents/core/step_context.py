@@ -129,14 +129,15 @@ class StepContext:
     def ask(self, messages: list[dict], parse: Callable[[str], Any] | None = None, *,
             json_schema: dict | None = None, temperature: float | None = None,
             max_tokens: int | None = None, stop: list[str] | None = None,
-            retry_parse: bool = True) -> Any:
+            retry_parse: bool = True, seed: int | None = None) -> Any:
         """Send ``messages`` to the model and return ``parse(text)`` (or the text).
 
         A :class:`ParseError` (or ``ValueError``) from ``parse`` is fed back to the model once,
         with the error, and the answer is parsed again; a second failure fails the step.
         Transport errors from the client (already retried there) fail the step too, and so
         does a prompt too long for the model's context, before it is sent
-        (:mod:`agents.llm.token_budget`).
+        (:mod:`agents.llm.token_budget`). ``seed`` tells apart several samples of one prompt
+        at a temperature above 0 (the client adds the settings' seed).
         """
         self._check_cancel()
         msgs = list(messages)
@@ -155,6 +156,7 @@ class StepContext:
             try:
                 reply = self.llm.chat(msgs, json_schema=json_schema, temperature=temperature,
                                       max_tokens=max_tokens, stop=stop, cancel=self.cancel,
+                                      **({"seed": seed} if seed is not None else {}),
                                       **self._listeners(len(self.event.calls)))
             except Exception as exc:  # the client raises LLMError with a user-facing message
                 call.seconds = time.perf_counter() - t0

@@ -147,6 +147,7 @@ def main(args: argparse.Namespace) -> int:
                 "seed": args.seed, "keep_distinct": args.keep_distinct, "model": model,
                 "error_hints": not args.no_error_hints,
                 "answer_checks": not args.no_answer_checks,
+                "sample_seed": settings.sample_seed,
                 "examples": str(Path(args.examples).expanduser().resolve()) if args.examples
                 else None,
                 "params": recorded_params(params, pipelines),

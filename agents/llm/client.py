@@ -89,7 +89,7 @@ class LLMClient:
              max_tokens: int | None = None, json_schema: dict | None = None,
              stop: list[str] | str | None = None, on_text: TextListener | None = None,
              on_wait: WaitListener | None = None,
-             cancel: threading.Event | None = None) -> LLMReply:
+             cancel: threading.Event | None = None, seed: int | None = None) -> LLMReply:
         """Send a chat request; return the answer text with its accounting.
 
         ``json_schema`` is either a JSON Schema or OpenAI's wrapper ``{"name", "schema",
@@ -98,6 +98,8 @@ class LLMClient:
         it is written (a cached or non-streamed answer comes as one piece), ``on_wait(ahead)``
         the requests ahead in the model queue, and a set ``cancel`` ends the call at once with
         :class:`LLMStopped` (closing the connection, so the server stops generating).
+        A sampled request (temperature above 0) carries the settings' ``sample_seed`` plus
+        ``seed`` (which tells apart several samples of one prompt), so a run repeats.
         """
         _check_messages(messages)
         temperature = self.settings.temperature if temperature is None else float(temperature)
@@ -114,7 +116,10 @@ class LLMClient:
                 if on_text is not None:
                     on_text(hit.text)
                 return hit
-        request = (messages, temperature, max_tokens, json_schema, stop, on_text, cancel)
+        sent_seed = (self.settings.sample_seed + (seed or 0)
+                     if temperature > 0 and self.settings.sample_seed >= 0 else None)
+        request = (messages, temperature, max_tokens, json_schema, stop, on_text, cancel,
+                   sent_seed)
         if self.queue is None:
             reply = self._call(*request)
         else:
@@ -174,7 +179,7 @@ class LLMClient:
         return cache_key(**base, sample=sample)
 
     def _call(self, messages, temperature, max_tokens, json_schema, stop, on_text,
-              cancel) -> LLMReply:
+              cancel, seed=None) -> LLMReply:
         """One answer, stepping down the structured-output level when the server rejects it.
         Retries of failed requests happen inside the SDK."""
         while True:
@@ -184,7 +189,7 @@ class LLMClient:
                 with guard:
                     return self._call_once(messages, temperature, max_tokens,
                                            response_format(json_schema, level), stop,
-                                           on_text, guard)
+                                           on_text, guard, seed)
             except LLMError:
                 raise
             except Exception as exc:
@@ -215,13 +220,15 @@ class LLMClient:
                                     cap=s.request_timeout, cancel=cancel)
 
     def _call_once(self, messages, temperature, max_tokens, response_format, stop, on_text,
-                   guard: llm_stream.CallGuard) -> LLMReply:
+                   guard: llm_stream.CallGuard, seed: int | None = None) -> LLMReply:
         kwargs: dict[str, Any] = dict(model=self.model or "default", messages=messages,
                                       temperature=temperature, max_tokens=max_tokens)
         if response_format is not None:
             kwargs["response_format"] = response_format
         if stop:
             kwargs["stop"] = stop
+        if seed is not None:
+            kwargs["seed"] = seed
         t0 = time.perf_counter()
         if self.settings.stream:
             text, model, usage = self._read_stream(kwargs, guard, on_text)

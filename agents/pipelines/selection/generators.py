@@ -169,6 +169,13 @@ SAMPLE = Generator("sample", "the baseline's one prompt, sampled", _writer_messa
                    _sql_only(extract_sql), WRITER_MAX_TOKENS, sampled=True)
 
 
+def sample_number(candidate: str) -> int:
+    """``sample2`` -> 2: the seed that keeps a run's samples of one prompt apart and repeatable
+    (0 for a name that is not a sample)."""
+    found = _SAMPLE.match(candidate)
+    return int(found.group(1)) if found else 0
+
+
 def generator_for(candidate: str) -> Generator:
     """The generator behind a candidate name (``writer``, ``sample2``, ...)."""
     if candidate in GENERATORS:

@@ -25,7 +25,7 @@ from agents.runs.candidates import Candidate, run_candidate, settled
 from agents.retrieval import grounding_step as grounding
 from agents.retrieval.grounding_step import grounded_evidence
 from ..r3 import steps as r3_steps
-from .generators import WithParams, generator_for, plan, priority
+from .generators import WithParams, generator_for, plan, priority, sample_number
 from .outputs import CandidateSQL
 from .vote_rules import vote_rules
 
@@ -162,7 +162,8 @@ def candidate(ctx: StepContext, name: str) -> str:
         draft, raw = ctx.ask(generator.messages(ctx, _evidence(ctx), examples),
                              parse=lambda text: (generator.parse(text), text),
                              temperature=temperature, max_tokens=generator.max_tokens,
-                             json_schema=generator.json_schema)
+                             json_schema=generator.json_schema,
+                             seed=sample_number(name) if generator.sampled else None)
     except UnparseableAnswer as exc:
         record.error, record.error_class = str(exc), "NoSQL"
         ctx.set_output(record)
