@@ -47,7 +47,7 @@ from agents.core.step_context import RETRIEVED_FIRST, RETRIEVED_SCHEMA
 from agents.core.step_context import ExecLimits
 
 sys.path.insert(0, str(ROOT / "bench"))
-from data_first import ask_path  # noqa: E402
+from vote_rules import ask_path  # noqa: E402
 from first_drafts import read_answers  # noqa: E402
 from runnable_endings import ex_summary, ex_totals, write_report  # noqa: E402
 

@@ -143,7 +143,7 @@ BENCHMARKS = [
             "CSMA's recorded agreement checks whose own SQL differs only by a join it reads "
             "nothing of counted as agreement (a positive check ends the run, so no model): EX "
             "before and after", _unread_joins_ready),
-    _replay("data-first", "bench/data_first.py", "distractors-seed7-selection",
+    _replay("data-first", "bench/vote_rules.py", "distractors-seed7-selection",
             "valuecap-distractors-seed7-selection.json", "data-first-distractors-seed7.json",
             "the selection vote on recorded runs with results holding no data set aside "
             "(the vote replayed; the open votes it changes listed for --judged): EX before and "
@@ -247,7 +247,7 @@ BENCHMARKS = [
               "candidates (resumed from the vote): EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 20 minutes", False,
               _model_and_spider_ready),
-    Benchmark("data-first-judged", ["bench/data_first.py", "--judged", "--results",
+    Benchmark("data-first-judged", ["bench/vote_rules.py", "--judged", "--results",
                                     "bench/results/seed7-selection-fresh", "--data",
                                     str(SPIDER), "--param", "data_first=true", "--out",
                                     "bench/runs/data-first-judged-seed7.json"],

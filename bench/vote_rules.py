@@ -1,17 +1,25 @@
-"""The `selection` vote's ``data_first`` measured on recorded runs: the vote replayed without the
-model, the selection agent resumed only where the new vote leaves another choice open.
+"""The `selection` vote's own rules measured on recorded runs: each run's last vote held again
+without the model with one rule turned the other way, the selection agent resumed only where
+the new vote leaves another choice open.
 
-``python bench/data_first.py --results bench/results/seed7-selection-fresh --data
-../shared/data/spider --out bench/results/data-first-seed7-selection.json``
+``python bench/vote_rules.py --rule data_first --results bench/results/seed7-selection-fresh
+--data ../shared/data/spider --out bench/results/data-first-seed7-selection.json``
 
-With ``data_first`` a candidate result holding no data (no rows, or NULLs only) is set aside
-while another candidate's result holds some (:func:`agents.runs.candidates.vote`). Every input of the
-vote is in the recording: the groups, each with the SQL that stands for it and its generators,
-and the candidates that did not run. So each run's last vote is held again with the library's
-own ``vote`` on candidates rebuilt from it (the group's SQL executed again on the file the
-question was asked on, once for each of its generators: members of a group returned equal
-results, so the vote sees what it saw), first as recorded -- a replay that does not give the
-recorded outcome is counted under ``mismatched`` and kept as it was -- then with the rule:
+``--rule`` names one of the vote's rules (:mod:`agents.pipelines.selection.vote_rules`):
+``data_first`` (a result holding no data is set aside while another's holds some),
+``shape_first`` (results of several rows are set aside where the question asks for one value
+and another's has one) or ``empty_not_decisive`` (a leading result holding no data is not
+decisive while some candidates did not run). Each run's vote is held under the rules its
+recorded parameters had (a rule newer than the run was off), then with ``--rule`` turned the
+other way: on where the run had it off, off where it had it on.
+
+Every input of the vote is in the recording: the groups, each with the SQL that stands for it
+and its generators, and the candidates that did not run. So each run's last vote is held again
+with the library's own ``vote`` on candidates rebuilt from it (the group's SQL executed again
+on the file the question was asked on, once for each of its generators: members of a group
+returned equal results, so the vote sees what it saw), first as recorded -- a replay that does
+not give the recorded outcome is counted under ``mismatched`` and kept as it was -- then with
+the rule turned:
 
 - a vote that now settles on a group (decisive, or the only result with data) gives that
   group's SQL, scored with the evaluation's own scoring (the gold query on the question's own
@@ -21,7 +29,11 @@ recorded outcome is counted under ``mismatched`` and kept as it was -- then with
 - a vote that leaves other groups open needs the selection agent: such runs are listed under
   ``judged``, kept as they were in the replay's figure, and resumed from their vote step on the
   embedded model with ``--judged`` (the other options are then those of ``bench/reselect.py``,
-  with ``--param data_first=true``).
+  with ``--param <rule>=true`` or ``false``).
+
+A vote the run stopped early (``stop_when_decided``) is held on the candidates that ran: the
+ones it skipped were never written, so a turned rule that would have waited for them is
+measured on fewer candidates than it would have had.
 
 ``--resumed`` lays a measurement of runs resumed since over the folder
 (``bench/retrieval_reruns.py``, whose rows hold the resumed steps): their last vote is the
@@ -40,7 +52,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.runs.candidates import Candidate, Vote, vote
+from agents.answer.shape import fits_question  # noqa: E402
+from agents.runs.candidates import Candidate, Vote, vote  # noqa: E402
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
 from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
 from agents.core.events import Run
@@ -62,9 +75,24 @@ def last_vote(events: list[dict]) -> tuple[int, dict] | None:
     return found[-1] if found else None
 
 
+RULES = ("data_first", "shape_first", "empty_not_decisive")
+
+
+def rules_of(params: dict, question: str, turned: str | None = None) -> dict:
+    """The vote's rules as a run with ``params`` held them (``vote``'s keywords), with the rule
+    ``turned`` the other way."""
+    on = {name: bool(params.get(name)) for name in RULES}
+    if turned is not None:
+        on[turned] = not on[turned]
+    return {"data_first": on["data_first"],
+            "fits": fits_question(question) if on["shape_first"] else None,
+            "empty_not_decisive": on["empty_not_decisive"]}
+
+
 def revote(record: dict, events: list[dict], params: dict, db,
-           limits: ExecLimits) -> tuple[Vote, Vote]:
-    """The run's last vote held again as recorded and with ``data_first``."""
+           limits: ExecLimits, rule: str = "data_first",
+           question: str = "") -> tuple[Vote, Vote]:
+    """The run's last vote held again as recorded and with ``rule`` turned the other way."""
     recorded = last_vote(events)[1]
     plan = [str(e["step"]).split(":", 1)[1] for e in events
             if str(e.get("step", "")).startswith("candidate:")]
@@ -76,8 +104,9 @@ def revote(record: dict, events: list[dict], params: dict, db,
     candidates += [Candidate(f["generator"], None) for f in recorded.get("failed") or []]
     trust = priority(params, list(dict.fromkeys(plan)))
     share = float(recorded.get("min_share") or params.get("min_share") or 0.5)
-    return (vote(candidates, priority=trust, min_share=share),
-            vote(candidates, priority=trust, min_share=share, data_first=True))
+    return (vote(candidates, priority=trust, min_share=share, **rules_of(params, question)),
+            vote(candidates, priority=trust, min_share=share,
+                 **rules_of(params, question, rule)))
 
 
 def _open(voted: Vote) -> list[list[str]]:
@@ -102,7 +131,8 @@ def ask_path(folder: str, given: str | None) -> str | None:
     return given or _manifest(folder).get("ask_db")
 
 
-def measure(folder: str, resumed: str | None, data: Path, asked_on: str | None) -> dict:
+def measure(folder: str, resumed: str | None, data: Path, asked_on: str | None,
+            rule: str = "data_first") -> dict:
     _, answers = read_answers(folder, "selection")
     pool, options, limits = DatabasePool(), EvalOptions(), ExecLimits()
     laid_over = resumed_rows(resumed)
@@ -128,11 +158,12 @@ def measure(folder: str, resumed: str | None, data: Path, asked_on: str | None) 
             continue
         if before.get("gold_error") or last_vote(events) is None:
             continue
-        as_recorded, with_rule = revote(record, events, run.get("params") or {}, asked, limits)
+        as_recorded, with_rule = revote(record, events, run.get("params") or {}, asked, limits,
+                                        rule, run.get("question") or record.get("question") or "")
         if not matches_record(as_recorded, last_vote(events)[1]):
             mismatched.append(q)
             continue
-        if not with_rule.set_aside or (_settled(with_rule) or _open(with_rule)) == (
+        if (_settled(with_rule) or _open(with_rule)) == (
                 _settled(as_recorded) or _open(as_recorded)):
             continue
         row["reason_after"] = with_rule.reason
@@ -146,13 +177,14 @@ def measure(folder: str, resumed: str | None, data: Path, asked_on: str | None) 
         else:
             judged.append(q)
             row["judged"] = True
-    return {"pipeline": "selection", "results": folder, "resumed": resumed, "ask_db": asked_on,
+    return {"pipeline": "selection", "rule": rule, "results": folder, "resumed": resumed,
+            "ask_db": asked_on,
             "questions": len(rows), **ex_totals(rows),
             "settled": sum(1 for r in rows if "sql_after" in r), "judged": judged,
             "unknown": unknown, "mismatched": mismatched, "rows": rows}
 
 
-def judged_vote(run: Run) -> int | None:
+def judged_vote(run: Run, rule: str = "data_first") -> int | None:
     """Where the new vote leaves other groups open for the selection agent: the run is resumed
     at its vote (``--judged``)."""
     db = _database(run.db_path) if run.db_path else None
@@ -160,8 +192,9 @@ def judged_vote(run: Run) -> int | None:
     found = last_vote(events)
     if db is None or found is None:
         return None
-    as_recorded, with_rule = revote({}, events, run.params, db, ExecLimits())
-    if not with_rule.set_aside or not with_rule.needs_selection:
+    as_recorded, with_rule = revote({}, events, run.params, db, ExecLimits(), rule,
+                                    run.question)
+    if not with_rule.needs_selection:
         return None
     return found[0] if _open(with_rule) != _open(as_recorded) else None
 
@@ -175,17 +208,26 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--judged" in argv:
         argv.remove("--judged")
-        return resume_main(argv, PIPELINE, judged_vote, judged_after, __doc__.split("\n\n")[0])
+        rule = "data_first"
+        if "--rule" in argv:
+            at = argv.index("--rule")
+            rule = argv[at + 1] if at + 1 < len(argv) else rule
+            del argv[at:at + 2]
+        return resume_main(argv, PIPELINE, lambda run: judged_vote(run, rule), judged_after,
+                           __doc__.split("\n\n")[0])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     replay_arguments(parser, "a selection evaluation folder")
+    parser.add_argument("--rule", choices=RULES, default="data_first",
+                        help="the vote's rule turned the other way")
     parser.add_argument("--ask-db", default=None,
                         help="the file the folder's questions were asked on, where its "
                              "manifest's ask_db path is not there")
     args = parser.parse_args(argv)
     report = measure(args.results, args.resumed, Path(args.data),
-                     ask_path(args.results, args.ask_db))
+                     ask_path(args.results, args.ask_db), args.rule)
     write_report(args.out, report)
-    print(f"{ex_summary('selection', args.results, report)}, {report['settled']} vote(s) "
+    print(f"{args.rule} turned: {ex_summary('selection', args.results, report)}, "
+          f"{report['settled']} vote(s) "
           f"settled otherwise, {len(report['judged'])} left to the selection agent (resume "
           f"them with --judged): {report['judged']}, {len(report['unknown'])} resumed run(s) "
           f"whose state was not recorded: {report['unknown']}, {len(report['mismatched'])} "

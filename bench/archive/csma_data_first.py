@@ -37,7 +37,7 @@ from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: 
 from agents.pipelines.csma.global_writer import STEP  # noqa: E402
 from agents.rules.final_check import RULES, ending_for
 from agents.core.step_context import ExecLimits
-from data_first import ask_path  # noqa: E402
+from vote_rules import ask_path  # noqa: E402
 from final_checks import kept_schema, laid_over  # noqa: E402
 from first_drafts import read_answers  # noqa: E402
 from runnable_endings import ex_summary, ex_totals, write_report  # noqa: E402
