@@ -69,13 +69,14 @@ def _walk(browser, ana, team_url, tmp_path) -> None:
 
     bo = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     _sign_in(bo, team_url + "/history", "bo")  # signed in on the page the address named
-    bo.get_by_role("heading", name="History & annotation").wait_for()
+    # a rerun may still show the page's previous copy beside the new one: the first is enough
+    bo.get_by_role("heading", name="History & annotation").first.wait_for()
     bo.goto(team_url)
     bo.get_by_text("Saved databases (0)").wait_for()  # ana's upload is private
 
     ana.goto(team_url + "/history")  # the signed cookie keeps the session signed in,
     ana.get_by_text("Signed in as Ana").wait_for()  # on the page the address names
-    ana.get_by_role("heading", name="History & annotation").wait_for()
+    ana.get_by_role("heading", name="History & annotation").first.wait_for()
     idle(ana)
     ana.goto(team_url)
     ana.get_by_text("Saved databases (1)").wait_for()
