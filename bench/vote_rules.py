@@ -52,12 +52,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.answer.shape import fits_question  # noqa: E402
 from agents.runs.candidates import Candidate, Vote, vote  # noqa: E402
 from agents.evaluation.harness import DatabasePool, EvalOptions, score  # noqa: E402
 from agents.evaluation.resume_recorded import _manifest, main as resume_main  # noqa: E402
 from agents.core.events import Run
 from agents.pipelines.selection import PIPELINE  # noqa: E402
+from agents.pipelines.selection.vote_rules import RULES, rules_for  # noqa: E402
 from agents.pipelines.selection.generators import priority  # noqa: E402
 from agents.core.step_context import ExecLimits
 
@@ -75,18 +75,12 @@ def last_vote(events: list[dict]) -> tuple[int, dict] | None:
     return found[-1] if found else None
 
 
-RULES = ("data_first", "shape_first", "empty_not_decisive")
-
-
 def rules_of(params: dict, question: str, turned: str | None = None) -> dict:
     """The vote's rules as a run with ``params`` held them (``vote``'s keywords), with the rule
     ``turned`` the other way."""
-    on = {name: bool(params.get(name)) for name in RULES}
     if turned is not None:
-        on[turned] = not on[turned]
-    return {"data_first": on["data_first"],
-            "fits": fits_question(question) if on["shape_first"] else None,
-            "empty_not_decisive": on["empty_not_decisive"]}
+        params = {**params, turned: not params.get(turned)}
+    return rules_for(params, question)
 
 
 def revote(record: dict, events: list[dict], params: dict, db,
@@ -208,13 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--judged" in argv:
         argv.remove("--judged")
-        rule = "data_first"
-        if "--rule" in argv:
-            at = argv.index("--rule")
-            rule = argv[at + 1] if at + 1 < len(argv) else rule
-            del argv[at:at + 2]
-        return resume_main(argv, PIPELINE, lambda run: judged_vote(run, rule), judged_after,
-                           __doc__.split("\n\n")[0])
+        picked = argparse.ArgumentParser(add_help=False)
+        picked.add_argument("--rule", choices=RULES, default="data_first")
+        known, argv = picked.parse_known_args(argv)
+        return resume_main(argv, PIPELINE, lambda run: judged_vote(run, known.rule),
+                           judged_after, __doc__.split("\n\n")[0])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     replay_arguments(parser, "a selection evaluation folder")
     parser.add_argument("--rule", choices=RULES, default="data_first",

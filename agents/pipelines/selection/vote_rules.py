@@ -15,9 +15,16 @@ from agents.answer.shape import fits_question
 from agents.core.engine import StepContext
 
 
+RULES = ("data_first", "shape_first", "empty_not_decisive")  # the switches, one per rule
+
+
 def vote_rules(ctx: StepContext) -> dict:
     """The rules as :func:`agents.runs.candidates.vote` and ``settled`` take them."""
-    params = ctx.params
+    return rules_for(ctx.params, ctx.question)
+
+
+def rules_for(params: dict, question: str) -> dict:
+    """The same from a run's parameters and question (a recorded run's vote held again)."""
     return {"data_first": bool(params.get("data_first")),
-            "fits": fits_question(ctx.question) if params.get("shape_first") else None,
+            "fits": fits_question(question) if params.get("shape_first") else None,
             "empty_not_decisive": bool(params.get("empty_not_decisive"))}
