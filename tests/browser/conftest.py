@@ -148,6 +148,22 @@ def idle(page, timeout: float = 60_000) -> None:
                            timeout=timeout)
 
 
+def shown(page, text, timeout: float = 60_000) -> None:
+    """Wait until ``text`` (a string or a pattern) is visible; when it is not, fail with what the
+    page shows instead (its main text, and a screenshot beside the others), so a failure seen
+    only on a loaded machine can be read from the test's output."""
+    try:
+        page.get_by_text(text).first.wait_for(timeout=timeout)
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "not-shown.png"), full_page=True)
+        main = page.locator("[data-testid=stMain]")
+        seen = main.inner_text(timeout=5_000) if main.count() else page.content()
+        state = page.locator("[data-testid=stApp]").get_attribute("data-test-script-state")
+        raise AssertionError(f"{text!r} is not shown (script {state}); the page shows:\n"
+                             f"{seen[-4000:]}") from None
+
+
 def screenshot(page, name: str, width: int = 1400) -> Path:
     """Save a screenshot of the whole app (grown to its content height, ``width`` pixels wide)
     as a test artifact."""

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from conftest import idle, screenshot
+from conftest import idle, screenshot, shown
 
 pytestmark = pytest.mark.browser
 MACSQL = "MAC-SQL — breaks the question down, repairs the SQL"  # its label in the pickers
@@ -358,9 +358,9 @@ def test_every_page_is_readable_at_narrow_and_wide_windows(page, app_url, browse
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text("Final SQL").first.wait_for(timeout=90_000)
     idle(page)
-    page.get_by_text("SQL before").first.wait_for()
-    page.get_by_text(re.compile(r"2\. Value grounding")).first.wait_for()
-    page.get_by_text(re.compile("Follow up on")).first.wait_for()  # there without a click
+    shown(page, "SQL before")
+    shown(page, re.compile(r"2\. Value grounding"))
+    shown(page, re.compile("Follow up on"))  # there without a click
     assert page.locator("[data-testid=stException]").count() == 0
     _no_cut_labels(page)
     screenshot(page, f"w{width}-ask", width)
