@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from agents.db.safe_sql import UnsafeSQLError, check_sql  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "unseen"
-SETS = ("people_ops",)
+SETS = ("people_ops", "freight_ops")
 
 
 class GoldError(ValueError):
