@@ -8,8 +8,9 @@ the new vote leaves another choice open.
 ``--rule`` names one of the vote's rules (:mod:`agents.pipelines.selection.vote_rules`):
 ``data_first`` (a result holding no data is set aside while another's holds some),
 ``shape_first`` (results of several rows are set aside where the question asks for one value
-and another's has one) or ``empty_not_decisive`` (a leading result holding no data is not
-decisive while some candidates did not run). Each run's vote is held under the rules its
+and another's has one), ``empty_not_decisive`` (a leading result holding no data is not
+decisive while some candidates did not run) or ``doubt_last`` (results a lint of the answer
+review doubts are set aside while another's is not). Each run's vote is held under the rules its
 recorded parameters had (a rule newer than the run was off), then with ``--rule`` turned the
 other way: on where the run had it off, off where it had it on.
 
@@ -75,12 +76,13 @@ def last_vote(events: list[dict]) -> tuple[int, dict] | None:
     return found[-1] if found else None
 
 
-def rules_of(params: dict, question: str, turned: str | None = None) -> dict:
+def rules_of(params: dict, question: str, turned: str | None = None, db=None) -> dict:
     """The vote's rules as a run with ``params`` held them (``vote``'s keywords), with the rule
-    ``turned`` the other way."""
+    ``turned`` the other way; ``db`` is the file the candidates ran on (``doubt_last`` reads
+    it)."""
     if turned is not None:
         params = {**params, turned: not params.get(turned)}
-    return rules_for(params, question)
+    return rules_for(params, question, db)
 
 
 def revote(record: dict, events: list[dict], params: dict, db,
@@ -98,9 +100,10 @@ def revote(record: dict, events: list[dict], params: dict, db,
     candidates += [Candidate(f["generator"], None) for f in recorded.get("failed") or []]
     trust = priority(params, list(dict.fromkeys(plan)))
     share = float(recorded.get("min_share") or params.get("min_share") or 0.5)
-    return (vote(candidates, priority=trust, min_share=share, **rules_of(params, question)),
+    return (vote(candidates, priority=trust, min_share=share,
+                 **rules_of(params, question, db=db)),
             vote(candidates, priority=trust, min_share=share,
-                 **rules_of(params, question, rule)))
+                 **rules_of(params, question, rule, db=db)))
 
 
 def _open(voted: Vote) -> list[list[str]]:

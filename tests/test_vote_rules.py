@@ -64,8 +64,54 @@ def test_the_early_stop_waits_for_a_leader_that_does_not_fit_or_holds_nothing():
 
 
 def test_the_rules_are_declared_and_replays_keep_them_off():
-    for name in ("shape_first", "empty_not_decisive"):
+    for name in ("shape_first", "empty_not_decisive"):  # doubt_last: below
         declared = rule(name)
         assert declared.switch == name and name in PIPELINE.rules
         assert PIPELINE.replay_defaults()[name] is False
         assert PIPELINE.resolve_params({})[name] is True
+
+
+def _minutes_db(tmp_path):
+    import sqlite3
+
+    from agents.db.database import open_database
+
+    path = tmp_path / "calls.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript("CREATE TABLE calls (id INTEGER PRIMARY KEY, duration_ms INTEGER);"
+                           "INSERT INTO calls (duration_ms) VALUES (60000), (120000);")
+    return open_database(path)
+
+
+def test_a_result_the_review_doubts_is_set_aside_while_another_is_not(tmp_path):
+    """``doubt_last``: two writers leave milliseconds where minutes are asked; the one that
+    converts wins, and the vote says why. Off (the default) the majority wins as before."""
+    from agents.pipelines.selection.vote_rules import rules_for
+
+    db = _minutes_db(tmp_path)
+    question = "What is the total duration of all calls in minutes?"
+    raw = "SELECT SUM(duration_ms) FROM calls"
+    converted = "SELECT SUM(duration_ms) / 60000.0 FROM calls"
+    candidates = [ran("a", [(180000,)], raw), ran("b", [(180000,)], raw),
+                  ran("c", [(3.0,)], converted)]
+    plain = vote(candidates, ["a", "b", "c"], **rules_for({}, question, db))
+    assert plain.decisive and plain.groups[0].generators == ["a", "b"]
+    rules = rules_for({"doubt_last": True}, question, db)
+    doubting = vote(candidates, ["a", "b", "c"], **rules)
+    assert doubting.groups[0].generators == ["c"] and doubting.chosen().sql == converted
+    assert "the answer review doubts set aside" in doubting.reason
+    # the early stop waits while the leader is doubted, and not once it is not
+    assert settled(candidates[:2], 1, min_share=0.5, **rules) is None
+    assert settled([candidates[2], ran("d", [(3.0,)], converted)], 1, min_share=0.5, **rules)
+    # with every result doubted, the vote is as before
+    alone = vote(candidates[:2], ["a", "b"], **rules)
+    assert alone.decisive and alone.groups[0].generators == ["a", "b"]
+
+
+def test_doubt_last_is_declared_off_by_default_and_needs_the_database():
+    from agents.pipelines.selection.vote_rules import rules_for
+
+    declared = rule("doubt_last")
+    assert declared.switch == "doubt_last" and "doubt_last" in PIPELINE.rules
+    assert PIPELINE.resolve_params({})["doubt_last"] is False
+    assert rules_for({"doubt_last": True}, "How many?", None)["doubted"] is None

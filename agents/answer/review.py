@@ -75,12 +75,9 @@ def _review(question, sql, result, db, limits, checked, evidence) -> dict:
         doubt = shape_doubt(expected, result, group_count=count, row_table=row_table)
         if doubt:
             review["notes"].append({"rule": "result_shape", "text": doubt})
-    for name, doubt in (("null_group", lambda: null_group_doubt(sql, result)),
-                        ("unit_mismatch", lambda: unit_doubt(question, sql)),
-                        ("fanout_sum", lambda: fanout_doubt(sql, db, timeout=timeout))):
-        found = doubt() if time.monotonic() < deadline else None
-        if found:
-            review["notes"].append({"rule": name, "text": found})
+    for name, found in lint_doubts(question, sql, result, db, timeout=timeout,
+                                   deadline=deadline):
+        review["notes"].append({"rule": name, "text": found})
     doubts = [n["text"] for n in review["notes"] if n["rule"] in DOUBTS]
     if doubts:
         review["doubt"] = "; ".join(doubts)
@@ -100,6 +97,22 @@ def _review(question, sql, result, db, limits, checked, evidence) -> dict:
                                     "text": "shown beside the rows: " + ", ".join(
                                         behind["added"])})
     return review
+
+
+def lint_doubts(question: str, sql: str, result: dict, db, *, timeout: float,
+                deadline: float | None = None):
+    """Each ``(rule, why)`` of the lints that doubt a result which ran -- a NULL group on top, a
+    unit not converted, a sum over repeated rows -- in that order, the cheap ones first; a
+    lint not begun by ``deadline`` (a ``time.monotonic()``) is left out. The review reports
+    them; the ``selection`` vote's ``doubt_last`` sets doubted candidates aside."""
+    for name, doubt in (("null_group", lambda: null_group_doubt(sql, result)),
+                        ("unit_mismatch", lambda: unit_doubt(question, sql)),
+                        ("fanout_sum", lambda: fanout_doubt(sql, db, timeout=timeout))):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        found = doubt()
+        if found:
+            yield name, found
 
 
 def _refusal(statement: str, reason: str = "question") -> dict:

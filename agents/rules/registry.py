@@ -161,6 +161,10 @@ RULES: tuple[Rule, ...] = (
          "a leading result holding no data is not decisive while some candidates did not run",
          "agents.pipelines.selection.vote_rules", switch="empty_not_decisive",
          recorded_off=("selection",)),
+    Rule("doubt_last", "Doubted last", CHANGES_RESULT, AGREEMENT_CHECK,
+         "the vote sets aside results the answer review's lints doubt (a NULL group on top, a "
+         "unit not converted, a sum over repeated rows) while another candidate's is not",
+         "agents.pipelines.selection.vote_rules", switch="doubt_last"),
     Rule("unrelated_parts", "Unrelated parts", CHANGES_RESULT, REPAIR_ENDING,
          "a candidate reading parts of the schema no key connects gets one repair told so",
          "agents.rules.unrelated_parts", switch="unrelated_parts",

@@ -230,7 +230,8 @@ class Vote:
 def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None, *,
          min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False,
          fits: Callable[[dict | None], bool] | None = None,
-         empty_not_decisive: bool = False) -> Vote:
+         empty_not_decisive: bool = False,
+         doubted: Callable[[Candidate], bool] | None = None) -> Vote:
     """Group ``candidates`` by result and decide whether the largest group settles it.
 
     Decisive: the largest group is strictly larger than the next one and holds at least
@@ -240,7 +241,9 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     holds some (see the module's docstring). With ``fits`` (a result -> whether its shape fits
     the question, :mod:`agents.answer.shape`), groups whose result does not fit are set aside
     while another's does. With ``empty_not_decisive``, a leading result holding no data is
-    never decisive while some candidates did not run: they might have found some.
+    never decisive while some candidates did not run: they might have found some. With
+    ``doubted`` (a candidate -> whether a lint of the answer review doubts its result), groups
+    whose result is doubted are set aside while another's is not.
     """
     candidates = list(candidates)
     groups, failed = group_candidates(candidates, priority)
@@ -268,6 +271,15 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
             result.groups = fitting + [g for g in result.groups if g not in fitting]
             # ``set_aside`` keeps naming the groups without data only
             result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
+    doubtful = 0
+    if doubted is not None:
+        clear = [g for g in voting if not doubted(candidates[g.representative])]
+        if clear and len(clear) < len(voting):
+            doubtful = len(voting) - len(clear)
+            empties = [result.groups[n] for n in result.set_aside]
+            voting = clear
+            result.groups = clear + [g for g in result.groups if g not in clear]
+            result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
     ran = total - len(failed)
     top = voting[0].size
     tied = [n for n, g in enumerate(voting) if g.size == top]
@@ -280,7 +292,8 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.contenders = list(range(len(voting))) if len(voting) > 1 else []
         result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
     elif share < min_share:
-        which = "that fits the question's shape" if unfit else "with data"
+        which = ("the answer review does not doubt" if doubtful else
+                 "that fits the question's shape" if unfit else "with data")
         result.reason = f"the only result {which}: {top} of {total} candidates"
     elif empty_not_decisive and failed and not has_data(
             candidates[voting[0].representative].result):
@@ -295,6 +308,9 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     if unfit:
         result.reason += (f"; {unfit} result{'s' if unfit > 1 else ''} not fitting the "
                           "question's shape set aside")
+    if doubtful:
+        result.reason += (f"; {doubtful} result{'s' if doubtful > 1 else ''} the answer review "
+                          "doubts set aside")
     if empty:
         result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
                           "set aside")
@@ -304,7 +320,8 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
 def settled(candidates: Sequence[Candidate], remaining: int, *,
             min_share: float = DEFAULT_MIN_SHARE, data_first: bool = False,
             fits: Callable[[dict | None], bool] | None = None,
-            empty_not_decisive: bool = False) -> str | None:
+            empty_not_decisive: bool = False,
+            doubted: Callable[[Candidate], bool] | None = None) -> str | None:
     """Why the vote over ``candidates`` plus ``remaining`` candidates not yet written is
     already decided whatever those return, or None when they could still change it.
 
@@ -316,7 +333,8 @@ def settled(candidates: Sequence[Candidate], remaining: int, *,
     full vote would give: the same group, whichever remaining candidates join it (as in
     adaptive self-consistency, stopping when more samples cannot change the majority). A
     leader whose result does not fit the question's shape (``fits``), or holds no data
-    (``empty_not_decisive``), is never settled either.
+    (``empty_not_decisive``), or that the answer review doubts (``doubted``), is never settled
+    either.
     """
     if remaining <= 0:
         return None
@@ -329,6 +347,8 @@ def settled(candidates: Sequence[Candidate], remaining: int, *,
             return None
     leader = candidates[groups[0].representative].result
     if (fits is not None and not fits(leader)) or (empty_not_decisive and not has_data(leader)):
+        return None
+    if doubted is not None and doubted(candidates[groups[0].representative]):
         return None
     total = len(candidates) + remaining
     top = groups[0].size

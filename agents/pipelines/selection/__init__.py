@@ -104,7 +104,7 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              "ICLR 2025): multiple generators, selection by execution")
     rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
              "sqlite_functions", "data_first", "shape_first", "empty_not_decisive",
-             "unrelated_parts", "repair_from_hint", "drop_unread_joins", "match_stored_case")
+             "doubt_last", "unrelated_parts", "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         GeneratorList("generators", "cot,writer,decomposer", kind="str",
@@ -133,6 +133,9 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         ParamSpec("empty_not_decisive", True, origin=STUDIO,
                   help="a leading result with no data is not decisive while some candidates "
                        "did not run"),
+        ParamSpec("doubt_last", False, origin=STUDIO,
+                  help="set aside results the answer review doubts (a NULL group on top, a unit "
+                       "not converted, a sum over repeated rows) while another's is not"),
         ParamSpec("select_orders", 1, min=1, max=4,
                   help="times the selection agent compares the leaders, each in another order; "
                        "most picked wins"),
