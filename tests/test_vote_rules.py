@@ -115,3 +115,21 @@ def test_doubt_last_is_declared_off_by_default_and_needs_the_database():
     assert declared.switch == "doubt_last" and "doubt_last" in PIPELINE.rules
     assert PIPELINE.resolve_params({})["doubt_last"] is False
     assert rules_for({"doubt_last": True}, "How many?", None)["doubted"] is None
+
+
+def test_a_run_reads_doubt_last_from_its_parameters_and_database(tmp_path):
+    """What the vote step and the early stop take from a run: the run's database and time
+    limit, so the lints judge the candidates on the file they ran on."""
+    from types import SimpleNamespace
+
+    from agents.pipelines.selection.vote_rules import vote_rules
+
+    db = _minutes_db(tmp_path)
+    ctx = SimpleNamespace(params={"doubt_last": True}, question="Total call minutes?", db=db,
+                          limits=SimpleNamespace(timeout=5.0))
+    doubted = vote_rules(ctx)["doubted"]
+    assert doubted(ran("a", [(180000,)], "SELECT SUM(duration_ms) FROM calls"))
+    assert not doubted(ran("b", [(3.0,)], "SELECT SUM(duration_ms) / 60000.0 FROM calls"))
+    assert not doubted(failed("c"))
+    ctx.params = {}
+    assert vote_rules(ctx)["doubted"] is None
