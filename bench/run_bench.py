@@ -172,10 +172,16 @@ BENCHMARKS = [
               "builds the question sets on databases outside Spider (bench/unseen/) and checks "
               "every gold query: it runs, finds data, and no tie decides its order",
               "nothing", "a few seconds", True, lambda: None),
-    Benchmark("unseen-report", ["bench/unseen_report.py", "--set",
-                                "people_ops=bench/results/unseen-people-ops:"
+    Benchmark("unseen-report", ["bench/unseen_report.py",
+                                "--set", "freight_ops=bench/results/unseen-fresh-freight-ops-"
+                                "unread:bench/runs/unseen/freight_ops/unread.json",
+                                "--set", "people_ops=bench/results/unseen-fresh-people-ops-"
+                                "unread:bench/runs/unseen/people_ops/unread.json",
+                                "--set", "people_ops=bench/results/unseen-people-ops:"
                                 "bench/runs/unseen/people_ops/unread.json",
                                 "--set", "renamed_spider=bench/results/renamed-spider-unread:",
+                                "--set", "renamed_spider=bench/results/renamed-spider-unread-"
+                                "seeded:",
                                 "--out", "bench/runs/unseen.json"],
               "the unseen-schema sets' figures per pipeline, unread and read halves apart, from "
               "the committed evaluations (bench/results/unseen.json)",

@@ -1,6 +1,7 @@
 """The vote's answer-review rules: a result that does not fit the question's shape is set aside
-while another fits (``shape_first``), and an empty result is never decisive while some
-candidates did not run (``empty_not_decisive``)."""
+while another fits (``shape_first``), an empty result is never decisive while some candidates
+did not run (``empty_not_decisive``), and a result the answer review's lints doubt is set aside
+while another is not (``doubt_last``)."""
 
 from __future__ import annotations
 
@@ -103,6 +104,10 @@ def test_a_result_the_review_doubts_is_set_aside_while_another_is_not(tmp_path):
     # the early stop waits while the leader is doubted, and not once it is not
     assert settled(candidates[:2], 1, min_share=0.5, **rules) is None
     assert settled([candidates[2], ran("d", [(3.0,)], converted)], 1, min_share=0.5, **rules)
+    # one member that converts clears its group: joining a group never makes it doubted
+    mixed = [ran("a", [(3.0,)], raw.replace("SUM(duration_ms)", "SUM(duration_ms) * 1")),
+             ran("b", [(3.0,)], converted), ran("c", [(180000,)], raw)]
+    assert vote(mixed, ["a", "b", "c"], **rules).groups[0].generators == ["a", "b"]
     # with every result doubted, the vote is as before
     alone = vote(candidates[:2], ["a", "b"], **rules)
     assert alone.decisive and alone.groups[0].generators == ["a", "b"]

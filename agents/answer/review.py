@@ -103,7 +103,7 @@ def lint_doubts(question: str, sql: str, result: dict, db, *, timeout: float,
                 deadline: float | None = None):
     """Each ``(rule, why)`` of the lints that doubt a result which ran -- a NULL group on top, a
     unit not converted, a sum over repeated rows -- in that order, the cheap ones first; a
-    lint not begun by ``deadline`` (a ``time.monotonic()``) is left out. The review reports
+    lint not begun by ``deadline`` (a ``time.monotonic()``) ends the list. The review reports
     them; the ``selection`` vote's ``doubt_last`` sets doubted candidates aside."""
     for name, doubt in (("null_group", lambda: null_group_doubt(sql, result)),
                         ("unit_mismatch", lambda: unit_doubt(question, sql)),

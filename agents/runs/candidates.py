@@ -242,8 +242,10 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     the question, :mod:`agents.answer.shape`), groups whose result does not fit are set aside
     while another's does. With ``empty_not_decisive``, a leading result holding no data is
     never decisive while some candidates did not run: they might have found some. With
-    ``doubted`` (a candidate -> whether a lint of the answer review doubts its result), groups
-    whose result is doubted are set aside while another's is not.
+    ``doubted`` (a candidate -> whether a lint of the answer review doubts its SQL's result),
+    groups in which every member's SQL is doubted are set aside while another group has a
+    member that is not (members return equal rows by different SQL: one clear member clears
+    the group, so a candidate joining a group never makes it doubted).
     """
     candidates = list(candidates)
     groups, failed = group_candidates(candidates, priority)
@@ -272,8 +274,8 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
             # ``set_aside`` keeps naming the groups without data only
             result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
     doubtful = 0
-    if doubted is not None:
-        clear = [g for g in voting if not doubted(candidates[g.representative])]
+    if doubted is not None and len(voting) > 1:
+        clear = [g for g in voting if _clear(g, candidates, doubted)]
         if clear and len(clear) < len(voting):
             doubtful = len(voting) - len(clear)
             empties = [result.groups[n] for n in result.set_aside]
@@ -288,7 +290,7 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
     if len(tied) > 1:
         result.contenders = tied
         result.reason = f"tie: {len(tied)} groups of {top} (of {total} candidates)"
-    elif share < min_share and (len(voting) > 1 or not result.set_aside):
+    elif share < min_share and (len(voting) > 1 or not (result.set_aside or unfit or doubtful)):
         result.contenders = list(range(len(voting))) if len(voting) > 1 else []
         result.reason = f"weak: {agree}, below the minimum share {min_share:g}"
     elif share < min_share:
@@ -315,6 +317,12 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
                           "set aside")
     return result
+
+
+def _clear(group: CandidateGroup, candidates: Sequence[Candidate],
+           doubted: Callable[[Candidate], bool]) -> bool:
+    """Whether some member of ``group`` is not doubted."""
+    return any(not doubted(candidates[m]) for m in group.members)
 
 
 def settled(candidates: Sequence[Candidate], remaining: int, *,
@@ -348,7 +356,7 @@ def settled(candidates: Sequence[Candidate], remaining: int, *,
     leader = candidates[groups[0].representative].result
     if (fits is not None and not fits(leader)) or (empty_not_decisive and not has_data(leader)):
         return None
-    if doubted is not None and doubted(candidates[groups[0].representative]):
+    if doubted is not None and not _clear(groups[0], candidates, doubted):
         return None
     total = len(candidates) + remaining
     top = groups[0].size

@@ -3,12 +3,18 @@ tuned for.
 
 Eleven tables kept the way a carrier's systems keep them: distances in metres, weights in grams,
 fuel in millilitres, money in cents, shipment and trip times as Unix epoch seconds (the depot
-calendar as ISO dates), pool vehicles with no home depot, staff of three roles in one table
-(drivers, dispatchers, mechanics) with supervisors among them, account representatives who are
-staff, shipments whose stored charge includes a fuel surcharge (their parcels do not add up to
-it), and drivers who now and then take a vehicle of another depot. Every value is drawn from one
-seeded generator, so the file is the same on every machine. Its questions, written with their
-gold SQL and checked by ``bench/unseen_sets.py``, are in ``freight_ops_questions.json``.
+calendar as ISO dates), pool vehicles with no home depot, staff of four roles in one table
+(depot managers, drivers, dispatchers, mechanics) supervising one another, account
+representatives who are staff, a shipment's stored charge with a fuel surcharge in it (a weight
+rate alone does not give it), and drivers who now and then take a vehicle of another depot.
+Every value is drawn from one seeded generator, so the file is the same on every machine. Its
+questions, written with their gold SQL and checked by ``bench/unseen_sets.py``, are in
+``freight_ops_questions.json``.
+
+Known and left as measured: a shipment's delivery time is drawn from its creation, not from
+its trip (many are delivered before their trip departs), and a few trips and maintenance jobs
+fall after their vehicle's retirement. No question reads across those; a change to the data
+would change the gold answers the committed evaluations scored against.
 """
 
 from __future__ import annotations
@@ -194,11 +200,11 @@ def build(path: Path) -> Path:
         last = date.fromisoformat(vehicle[6]) if vehicle[6] else END
         first = max(date.fromisoformat(vehicle[5]), START)
         for _ in range(rng.randint(15, 45) if vehicle[4] < 5000 else rng.randint(30, 60)):
-            litres = rng.randint(35_000, 90_000 if vehicle[4] < 5000 else 220_000)
+            volume_ml = rng.randint(35_000, 90_000 if vehicle[4] < 5000 else 220_000)
             db.execute("INSERT INTO fuel_purchases (vehicle_id, purchased_on, volume_ml, "
                        "price_cents) VALUES (?, ?, ?, ?)",
-                       (vehicle[0], _day(first, last, rng).isoformat(), litres,
-                        round(litres * rng.uniform(0.158, 0.192))))
+                       (vehicle[0], _day(first, last, rng).isoformat(), volume_ml,
+                        round(volume_ml * rng.uniform(0.158, 0.192))))
     for vehicle in vehicles:
         if vehicle[0] % 7 == 3:
             continue  # never serviced in these books

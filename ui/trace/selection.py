@@ -85,11 +85,14 @@ def render_vote(vote: CandidateVote) -> None:
         st.markdown("**Did not run:** " + ", ".join(
             f"{name(f.get('generator'))} ({text(f.get('error_class'))})" for f in vote.failed))
     label, colour = _OUTCOMES.get(vote.outcome, (vote.outcome, "gray"))
-    reason, only_data = vote.reason, vote.outcome == "only_result" and bool(vote.set_aside)
-    if only_data:  # the badge says it; the share a decisive group needs does not apply
+    reason = vote.reason
+    # "the only result with data / that fits ... / the review does not doubt": the others were
+    # set aside, so the share a decisive group needs does not apply
+    only = vote.outcome == "only_result" and reason.startswith("the only result ")
+    if only and reason.startswith(f"{ONLY_DATA}: "):  # the badge says it
         label, reason = ONLY_DATA, reason.removeprefix(f"{ONLY_DATA}: ")
     line = f"{badge(label, colour)} {text(reason)}"
-    if vote.min_share is not None and vote.outcome != "none_ran" and not only_data:
+    if vote.min_share is not None and vote.outcome != "none_ran" and not only:
         line += f" (a decisive group needs at least {vote.min_share:g} of all candidates)"
     if vote.chosen:
         line += f": the SQL of {name(vote.chosen)} is the answer."

@@ -111,7 +111,7 @@ class CandidateVote(Output):
                          f"{aside}")
         for f in self.failed:
             lines.append(f"  did not run: {f.get('generator')} ({f.get('error_class')})")
-        if self.outcome == "only_result" and self.set_aside:
+        if self.outcome == "only_result" and self.reason.startswith("the only result "):
             lines.append(f"  {self.reason}")   # it says what the outcome is
         else:
             lines.append(f"  {OUTCOMES.get(self.outcome, self.outcome)}: {self.reason}")

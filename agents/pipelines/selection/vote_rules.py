@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
-from agents.answer.review import QUERY_SECONDS, lint_doubts
+import time
+
+from agents.answer.review import BUDGET_SECONDS, QUERY_SECONDS, lint_doubts
 from agents.answer.shape import fits_question
 from agents.core.engine import StepContext
 
@@ -39,9 +41,12 @@ def rules_for(params: dict, question: str, db=None, *, timeout: float = QUERY_SE
             if params.get("doubt_last") and db is not None else None}
 
 
-def doubter(question: str, db, timeout: float):
-    """A candidate -> whether a lint doubts its result; each SQL is judged once."""
+def doubter(question: str, db, timeout: float, budget: float = BUDGET_SECONDS):
+    """A candidate -> whether a lint doubts its result; each SQL is judged once, and the lints
+    together take at most ``budget`` seconds (the answer review's own): one not begun by
+    then does not doubt."""
     seen: dict[str, bool] = {}
+    deadline = time.monotonic() + budget
 
     def doubted(candidate) -> bool:
         if not candidate.ok:
@@ -49,8 +54,8 @@ def doubter(question: str, db, timeout: float):
         if candidate.sql not in seen:
             try:
                 seen[candidate.sql] = next(iter(lint_doubts(
-                    question, candidate.sql, candidate.result, db, timeout=timeout)), None) \
-                    is not None
+                    question, candidate.sql, candidate.result, db, timeout=timeout,
+                    deadline=deadline)), None) is not None
             except Exception:  # noqa: BLE001 -- a lint that cannot judge does not doubt
                 seen[candidate.sql] = False
         return seen[candidate.sql]
