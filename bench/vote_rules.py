@@ -32,6 +32,10 @@ the rule turned:
   embedded model with ``--judged`` (the other options are then those of ``bench/reselect.py``,
   with ``--param <rule>=true`` or ``false``).
 
+``doubt_last`` judges a group by its members' SQL, and the recording keeps one SQL a group:
+every member is rebuilt with it, so a group with a member whose own SQL the lints would not
+doubt may count as doubted here (the replay leans towards setting groups aside).
+
 A vote the run stopped early (``stop_when_decided``) is held on the candidates that ran: the
 ones it skipped were never written, so a turned rule that would have waited for them is
 measured on fewer candidates than it would have had.
