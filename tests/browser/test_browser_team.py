@@ -63,7 +63,7 @@ def _walk(browser, ana, team_url, tmp_path) -> None:
     conn.commit()
     conn.close()
     ana.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(path))
-    ana.get_by_text("Saved databases (1)").wait_for()
+    ana.get_by_text("Saved databases (1)").wait_for(timeout=90_000)  # a loaded machine
     idle(ana)
     screenshot(ana, "team-signed-in-ask")
 

@@ -42,20 +42,32 @@ def database_picker(page: str, *, allow_upload: bool = True):
     return active, db
 
 
+def _remembered(key: str, default: bool) -> None:
+    """Give the checkbox ``key`` the choice last made, kept under a key of its own: Streamlit
+    drops a widget's state in a script run that does not draw it (a sign-in form drawn
+    instead, a run cut short by a rerun), and the box would then come back unticked."""
+    st.session_state[key] = st.session_state.setdefault(f"{key}_choice", default)
+
+
+def _remember(key: str) -> None:
+    st.session_state[f"{key}_choice"] = bool(st.session_state.get(key))
+
+
 def _upload_box(page: str) -> None:
     limit = ui_state.upload_limit_mb()
     keep_key, share_key = f"keep_upload_{page}", f"share_upload_{page}"
-    st.session_state.setdefault(keep_key, True)
+    _remembered(keep_key, True)
     team = signin.team_mode()
-    st.checkbox("Keep uploads", key=keep_key,
+    st.checkbox("Keep uploads", key=keep_key, on_change=_remember, args=(keep_key,),
                 help="A read-only copy in the studio's folder, there after a restart. Untick: "
                      "this browser session's memory only." if team else
                      "A kept upload is a read-only copy in the studio's folder: it is there "
                      "after a restart and every browser session of this server can open it. "
                      "Untick to keep the next upload in this browser session's memory only.")
     if team:
-        st.session_state.setdefault(share_key, False)
-        st.checkbox("Share kept uploads with the team", key=share_key,
+        _remembered(share_key, False)
+        st.checkbox("Share kept uploads with the team", key=share_key, on_change=_remember,
+                    args=(share_key,),
                     help="Unticked, only you (and admins) see the database, its runs and its "
                          "notes; you can share it later under Saved databases.")
     file = st.file_uploader(

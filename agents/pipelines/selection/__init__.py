@@ -134,8 +134,8 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                   help="a leading result with no data is not decisive while some candidates "
                        "did not run"),
         ParamSpec("doubt_last", False, origin=STUDIO,
-                  help="set aside results the answer review doubts (a NULL group on top, a unit "
-                       "not converted, a sum over repeated rows) while another's is not"),
+                  help="set aside results a lint doubts (NULL group on top, unit, repeated "
+                       "rows) while another's is not"),
         ParamSpec("select_orders", 1, min=1, max=4,
                   help="times the selection agent compares the leaders, each in another order; "
                        "most picked wins"),
