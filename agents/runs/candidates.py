@@ -263,25 +263,13 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
             result.groups = found + [g for g in groups if g not in found]
             result.set_aside = list(range(len(found), len(groups)))
     empty = sum(result.groups[n].size for n in result.set_aside)
-    unfit = 0
+    unfit = doubtful = 0
     if fits is not None:
-        fitting = [g for g in voting if fits(candidates[g.representative].result)]
-        if fitting and len(fitting) < len(voting):
-            unfit = len(voting) - len(fitting)
-            empties = [result.groups[n] for n in result.set_aside]
-            voting = fitting
-            result.groups = fitting + [g for g in result.groups if g not in fitting]
-            # ``set_aside`` keeps naming the groups without data only
-            result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
-    doubtful = 0
+        voting, unfit = _keep_first(result, voting,
+                                    lambda g: fits(candidates[g.representative].result))
     if doubted is not None and len(voting) > 1:
-        clear = [g for g in voting if _clear(g, candidates, doubted)]
-        if clear and len(clear) < len(voting):
-            doubtful = len(voting) - len(clear)
-            empties = [result.groups[n] for n in result.set_aside]
-            voting = clear
-            result.groups = clear + [g for g in result.groups if g not in clear]
-            result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
+        voting, doubtful = _keep_first(result, voting,
+                                       lambda g: _clear(g, candidates, doubted))
     ran = total - len(failed)
     top = voting[0].size
     tied = [n for n, g in enumerate(voting) if g.size == top]
@@ -317,6 +305,21 @@ def vote(candidates: Sequence[Candidate], priority: Iterable[str] | None = None,
         result.reason += (f"; {empty} returned no data and {'is' if empty == 1 else 'are'} "
                           "set aside")
     return result
+
+
+def _keep_first(result: Vote, voting: list[CandidateGroup],
+                keep: Callable[[CandidateGroup], bool]) -> tuple[list[CandidateGroup], int]:
+    """The voting groups ``keep`` passes, and how many it set aside -- while it passes some and
+    not all (else the groups are left as they are). The kept groups lead ``result.groups``, so
+    the voting groups stay its first ones; ``set_aside`` keeps naming the groups without data
+    only."""
+    kept = [g for g in voting if keep(g)]
+    if not kept or len(kept) == len(voting):
+        return voting, 0
+    empties = [result.groups[n] for n in result.set_aside]
+    result.groups = kept + [g for g in result.groups if g not in kept]
+    result.set_aside = [n for n, g in enumerate(result.groups) if g in empties]
+    return kept, len(voting) - len(kept)
 
 
 def _clear(group: CandidateGroup, candidates: Sequence[Candidate],
