@@ -211,6 +211,10 @@ BENCHMARKS = [
     Benchmark("cold-start", ["bench/cold_start.py", "macsql"],
               "process start to the first agent event, embedded model",
               "the embedded model (make model)", "about 2 minutes", False, _model_ready),
+    Benchmark("cold-start-warm", ["bench/cold_start.py", "macsql", "--warm"],
+              "the same, the prompt prefix read first as the Ask page does while the question "
+              "is typed: the wait from the question to the answer",
+              "the embedded model (make model)", "about 2 minutes", False, _model_ready),
     Benchmark("browser-latency", ["bench/browser_latency.py", "--repeat", "5"],
               "page load and click-to-first-step in headless Chromium, embedded model",
               "the embedded model and Debian's chromium", "about 5 minutes", False,

@@ -20,6 +20,7 @@ from ui import preferences as ui_preferences
 from ui import scroll as ui_scroll
 from ui import services as ui_services
 from ui import state as ui_state
+from ui import warmup as ui_warmup
 from ui import trace as ui_trace
 from ui.bootstrap import run_through_app
 from ui.format import md_text, pipeline_label
@@ -196,6 +197,7 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
         with st.expander(f"Parameters of {pipeline_label(pipeline)}"):
             params = ui_params.param_widgets(pipeline, ui_state.pipeline_defaults(pipeline),
                                              "ask_param")
+    warming = None if running else ui_warmup.prepare(pipeline, db_key, db, params)
     if st.button("Run", type="primary", disabled=running or db is None, key="ask_run_button"):
         question = (st.session_state.get("ask_question") or "").strip()
         evidence = (st.session_state.get("ask_evidence") or "").strip()
@@ -205,6 +207,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             _start(pipeline, db_key, db, question, evidence, params)
             if _active_job() is not None and not _active_job().finished:
                 st.rerun()  # draw the page again as it is now: Run disabled, Stop shown
+    elif ui_warmup.caption(warming):
+        st.caption(ui_warmup.caption(warming))
 
 
 run_through_app()

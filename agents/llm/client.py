@@ -89,7 +89,8 @@ class LLMClient:
              max_tokens: int | None = None, json_schema: dict | None = None,
              stop: list[str] | str | None = None, on_text: TextListener | None = None,
              on_wait: WaitListener | None = None,
-             cancel: threading.Event | None = None, seed: int | None = None) -> LLMReply:
+             cancel: threading.Event | None = None, seed: int | None = None,
+             cache: bool = True) -> LLMReply:
         """Send a chat request; return the answer text with its accounting.
 
         ``json_schema`` is either a JSON Schema or OpenAI's wrapper ``{"name", "schema",
@@ -100,6 +101,8 @@ class LLMClient:
         :class:`LLMStopped` (closing the connection, so the server stops generating).
         A sampled request (temperature above 0) carries the settings' ``sample_seed`` plus
         ``seed`` (which tells apart several samples of one prompt), so a run repeats.
+        ``cache=False`` skips the response cache for this request (a warm-up must reach the
+        server: :mod:`agents.core.warmup`).
         """
         _check_messages(messages)
         temperature = self.settings.temperature if temperature is None else float(temperature)
@@ -109,7 +112,7 @@ class LLMClient:
         if self.model == "":
             self.model = self._served_model()
         key = None
-        if self.cache is not None and self.settings.cache:
+        if cache and self.cache is not None and self.settings.cache:
             key = self._cache_key(messages, temperature, max_tokens, json_schema, stop)
             hit = self.cache.get(key)
             if hit is not None:

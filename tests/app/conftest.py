@@ -19,6 +19,7 @@ def app_env(monkeypatch, scripted_llm, sample_dbs):
     monkeypatch.setenv("STUDIO_MAX_RETRIES", "0")
     monkeypatch.setenv("STUDIO_REQUEST_TIMEOUT", "10")
     monkeypatch.setenv("STUDIO_SAMPLE_DIR", str(sample_dbs))
+    monkeypatch.setenv("STUDIO_WARMUP", "0")  # no test starts the embedded model behind a page
     _answer_in_words_off()
     return scripted_llm
 

@@ -69,6 +69,7 @@ def start_app(home: Path, llm: ScriptedLLM, **extra_env: str):
         "STUDIO_MODEL": "scripted-model",
         "STUDIO_LLM_CACHE": "false",
         "STUDIO_MAX_RETRIES": "0",
+        "STUDIO_WARMUP": "0",
         **extra_env,
     })
     _answer_in_words_off(home)
