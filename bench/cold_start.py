@@ -56,8 +56,10 @@ def main() -> None:
     t_model = time.perf_counter() - T0
     marks: dict[str, float] = {}
     if warm_first:
-        seconds, tokens = warm(client, first_prompt_prefix(pipeline, db, client))
-        marks.update(prefix_read_s=seconds, prefix_tokens=tokens)
+        prefix = first_prompt_prefix(pipeline, db, client)
+        if prefix:  # else nothing to read ahead: the question comes first, or retrieval cuts
+            seconds, tokens = warm(client, prefix)
+            marks.update(prefix_read_s=seconds, prefix_tokens=tokens)
     t_question = time.perf_counter() - T0
     if warm_first:
         marks["question_asked_s"] = t_question

@@ -103,16 +103,19 @@ def _start(pipeline, db_key: str, db, question: str, hint: str, params: dict) ->
     _launch(pipeline, db_key, db, lambda llm, limits, services, control: start_run(
         pipeline, question, db, llm, evidence=context.evidence(), params=resolved,
         limits=limits, control=control, services=services, context=context.to_dict()),
-        summary=bool(st.session_state.get(ui_conversation.SUMMARY)))
+        summary=bool(st.session_state.get(ui_conversation.SUMMARY)), params=params)
 
 
-def _launch(pipeline, db_key: str, db, items, *, summary: bool = False) -> None:
+def _launch(pipeline, db_key: str, db, items, *, summary: bool = False,
+            params: dict | None = None) -> None:
     """Start ``items(llm, limits, services, control)`` (a start or resume of the engine) as
     this session's job, with the session's model, limits and few-shot examples; ``summary``
-    adds the result summary step after the run (:mod:`agents.runs.result_summary`)."""
+    adds the result summary step after the run (:mod:`agents.runs.result_summary`). Reading
+    ahead stops, but for what a new run with ``params`` reads first."""
     llm = _client()
     if llm is None:
         return
+    ui_warmup.before_run(pipeline, db_key, db, params)
     limits = ui_state.exec_limits()
     services = ui_services.example_services(db)
 
@@ -207,8 +210,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             _start(pipeline, db_key, db, question, evidence, params)
             if _active_job() is not None and not _active_job().finished:
                 st.rerun()  # draw the page again as it is now: Run disabled, Stop shown
-    elif ui_warmup.caption(warming):
-        st.caption(ui_warmup.caption(warming))
+    elif (read_ahead := ui_warmup.caption(warming)) is not None:
+        st.caption(read_ahead)
 
 
 run_through_app()

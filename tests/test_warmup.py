@@ -81,54 +81,111 @@ def test_warm_reaches_the_server_with_one_token_past_the_response_cache(scripted
 
 
 class _Client:
+    """A model client that records the warm-ups sent to it; with ``gate``, each call waits for
+    the gate (or for its cancel), after saying it has started."""
+
     def __init__(self, gate: threading.Event | None = None):
-        self.calls: list[list[dict]] = []
+        self.calls: list[tuple[list[dict], dict]] = []
         self.gate = gate
+        self.entered = threading.Event()
 
     def chat(self, messages, **kwargs):
+        from agents.llm.errors import LLMStopped
         from agents.llm.reply import LLMReply
 
-        assert kwargs["max_tokens"] == 1 and kwargs["cache"] is False
+        self.calls.append((messages, kwargs))
+        self.entered.set()
         if self.gate is not None:
-            self.gate.wait(5)
-        self.calls.append(messages)
+            while not self.gate.wait(0.01):
+                if kwargs["cancel"] is not None and kwargs["cancel"].is_set():
+                    raise LLMStopped("stopped")
         return LLMReply(text="x", model="m", prompt_tokens=1234, completion_tokens=1,
                         seconds=0.0)
 
 
 def _wait(item):
-    for _ in range(500):
+    for _ in range(1000):
         if item.done:
             return item
         threading.Event().wait(0.01)
     raise AssertionError("the warm-up did not end")
 
 
-def test_a_key_is_warmed_once_and_a_newer_request_drops_one_still_waiting():
+PREFIX = [{"role": "user", "content": "schema"}]
+
+
+def test_a_key_is_read_once_with_one_token_and_no_response_cache():
+    client = _Client()
+    warmups = Warmups()
+    item = _wait(warmups.start("db1", lambda: client, lambda llm: PREFIX))
+    assert item.seconds is not None and item.prompt_tokens == 1234
+    (messages, kwargs), = client.calls
+    assert messages == PREFIX and kwargs["max_tokens"] == 1 and kwargs["cache"] is False
+    assert warmups.start("db1", lambda: client, lambda llm: PREFIX) is item  # read already
+    assert len(client.calls) == 1
+
+
+def test_a_newer_database_stops_the_one_being_read_and_it_is_read_again_later():
     gate = threading.Event()
     client = _Client(gate)
     warmups = Warmups()
-    prefix = [{"role": "user", "content": "schema"}]
-    first = warmups.start("db1", lambda: client, lambda llm: prefix)
-    threading.Event().wait(0.05)  # db1 is being read (held at the gate)
-    second = warmups.start("db2", lambda: client, lambda llm: prefix)
-    third = warmups.start("db3", lambda: client, lambda llm: prefix)
-    assert warmups.start("db3", lambda: client, lambda llm: prefix) is third
+    first = warmups.start("db1", lambda: client, lambda llm: PREFIX)
+    assert client.entered.wait(5)  # db1 is being read
+    second = warmups.start("db2", lambda: client, lambda llm: PREFIX)
+    assert _wait(first).stopped and first.seconds is None
     gate.set()
-    assert _wait(first).seconds is not None and first.prompt_tokens == 1234
-    assert _wait(second).skipped  # superseded by db3 before its turn
-    assert _wait(third).seconds is not None
-    assert len(client.calls) == 2
-    assert warmups.start("db1", lambda: client, lambda llm: prefix) is first  # warm already
+    assert _wait(second).seconds is not None
+    again = warmups.start("db1", lambda: client, lambda llm: PREFIX)
+    assert again is not first and _wait(again).seconds is not None
 
 
-def test_a_failed_or_empty_warm_up_only_records_why():
+def test_a_run_stops_every_warm_up_but_the_one_it_needs():
+    gate = threading.Event()
+    client = _Client(gate)
     warmups = Warmups()
+    needed = warmups.start("needed", lambda: client, lambda llm: PREFIX)
+    assert client.entered.wait(5)
+    warmups.stop_all(keep="needed")
+    threading.Event().wait(0.05)
+    assert needed.reading
+    warmups.stop_all()
+    assert _wait(needed).stopped
+
+
+def test_nothing_is_sent_while_the_model_serves_others():
+    client = _Client()
+    warmups = Warmups()
+    item = _wait(warmups.start("db1", lambda: client, lambda llm: PREFIX,
+                               busy=lambda llm: True))
+    assert item.stopped and client.calls == []
+    assert _wait(warmups.start("db1", lambda: client, lambda llm: PREFIX)).seconds is not None
+
+
+def test_a_failed_or_empty_warm_up_only_records_why_and_is_not_retried_at_once():
+    warmups = Warmups()
+    tries = []
 
     def broken():
+        tries.append(1)
         raise RuntimeError("no model")
 
-    failed = _wait(warmups.start("a", broken, lambda llm: []))
+    failed = _wait(warmups.start("a", broken, lambda llm: PREFIX))
     assert failed.error == "no model"
+    assert warmups.start("a", broken, lambda llm: PREFIX) is failed and len(tries) == 1
     empty = _wait(warmups.start("b", lambda: _Client(), lambda llm: None))
-    assert empty.skipped and empty.error is None
+    assert empty.empty and empty.error is None
+    assert warmups.start("b", lambda: _Client(), lambda llm: None) is empty
+
+
+def test_no_prefix_where_retrieval_cuts_the_schema_for_the_question(shop):
+    # a context too small for the whole schema: the tables shown depend on the question
+    class Small:
+        settings = Settings(provider="local", n_ctx=1200, max_tokens=128)
+        model = "m"
+
+    class Roomy:
+        settings = Settings(provider="local", n_ctx=2500, max_tokens=128)
+        model = "m"
+
+    assert first_prompt_prefix(get_pipeline("baseline"), shop, Small()) is None
+    assert first_prompt_prefix(get_pipeline("baseline"), shop, Roomy())

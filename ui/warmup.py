@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 
 import streamlit as st
 
 from agents.core.config import Settings, SettingsError
 from agents.core.warmup import Warmup, Warmups, first_prompt_prefix
+from ui import services as ui_services
 from ui import state as ui_state
 
 
@@ -25,43 +27,87 @@ def _registry() -> Warmups:
     return Warmups()
 
 
+_clients: dict[str, object] = {}
+_clients_lock = threading.Lock()
+
+
 def _embedded(settings: Settings) -> bool:
     off = os.environ.get("STUDIO_WARMUP", "1").strip().lower() in ("0", "false", "no", "off")
     return settings.provider == "local" and not off
 
 
 def _client_for(settings: Settings):
+    """One client per settings, kept for the process, without a response cache (a warm-up's
+    answer is never used); it talks to the process's one embedded server for the variant."""
     from agents.llm.client import make_client
 
-    return make_client(settings)  # the process's one embedded server for the variant
+    key = json.dumps(dataclasses.asdict(settings), sort_keys=True, default=str)
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = make_client(dataclasses.replace(settings, cache=False))
+        return _clients[key]
+
+
+def _busy(llm) -> bool:
+    queue = getattr(llm, "queue", None)
+    return queue is not None and queue.length > 0
+
+
+def key_for(pipeline, db_key: str, db, resolved: dict, settings: Settings) -> str:
+    """What a warm-up is for: the database (this opened copy of it), the pipeline with its
+    parameters, and the model."""
+    values = dataclasses.asdict(settings)
+    values["api_key"] = None
+    return json.dumps([db_key, id(db), pipeline.name, resolved, values], sort_keys=True,
+                      default=str)
+
+
+def _settings() -> Settings | None:
+    try:
+        settings = ui_state.effective_settings()
+    except SettingsError:
+        return None
+    return settings if _embedded(settings) else None
 
 
 def prepare(pipeline, db_key: str | None, db, params: dict) -> Warmup | None:
     """Start reading ``pipeline``'s first prompt on ``db`` (unless read or being read); what
     is known of it, or None when there is nothing to warm."""
-    if db is None or db_key is None:
-        return None
-    try:
-        settings = ui_state.effective_settings()
-    except SettingsError:
-        return None
-    if not _embedded(settings):
+    settings = _settings()
+    if db is None or db_key is None or settings is None:
         return None
     try:
         resolved = pipeline.resolve_params(params)
     except (KeyError, TypeError, ValueError):
         return None
-    values = dataclasses.asdict(settings)
-    values["api_key"] = None
-    key = json.dumps([db_key, pipeline.name, resolved, values], sort_keys=True, default=str)
+    key = key_for(pipeline, db_key, db, resolved, settings)
+    held = _registry().get(key)
+    if held is not None and not (held.stopped or held.error):
+        return held
+    services = ui_services.example_services(db)  # resolved here: the thread has no script context
     return _registry().start(
         key, lambda: _client_for(settings),
-        lambda llm: first_prompt_prefix(pipeline, db, llm, params=resolved))
+        lambda llm: first_prompt_prefix(pipeline, db, llm, params=resolved, services=services),
+        busy=_busy)
+
+
+def before_run(pipeline, db_key: str | None, db, params: dict | None) -> None:
+    """A run is about to start: stop every warm-up but the one reading what it needs."""
+    settings = _settings()
+    if settings is None:
+        return
+    keep = None
+    if params is not None and db_key is not None:
+        try:
+            keep = key_for(pipeline, db_key, db, pipeline.resolve_params(params), settings)
+        except (KeyError, TypeError, ValueError):
+            keep = None
+    _registry().stop_all(keep=keep)
 
 
 def caption(item: Warmup | None) -> str | None:
     """One line on the warm-up for under the Run button, or None when there is nothing to say."""
-    if item is None or item.skipped or item.error:
+    if item is None or item.empty or item.error or item.stopped:
         return None
     if item.seconds is None:
         return "Reading the schema ahead of your question, so the first answer comes sooner…"
