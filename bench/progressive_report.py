@@ -38,12 +38,19 @@ def _commit(folder: Path) -> str | None:
     return (lines[-1].get("commit") or lines[-1].get("code")) if lines else None
 
 
+def _final_sql(folder: Path) -> dict:
+    rows = [json.loads(line) for line in
+            (folder / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return {row["question_id"]: row.get("pred_sql") for row in rows}
+
+
 def sample_entry(name: str, folder: Path) -> dict:
     """One sample: the speed-ups on (``folder``) against off (``folder``-off), same questions."""
     on = _report(folder, "selection")
     off = _report(folder.with_name(folder.name + "-off"), "selection")
     if on["n"] != off["n"]:
         raise SystemExit(f"{folder}: {on['n']} questions with the speed-ups, {off['n']} without")
+    sql_on, sql_off = _final_sql(folder), _final_sql(folder.with_name(folder.name + "-off"))
     return {
         "name": name, "n": on["n"],
         "draft_p50_s": on.get("draft_seconds_p50"), "draft_p95_s": on.get("draft_seconds_p95"),
@@ -55,8 +62,25 @@ def sample_entry(name: str, folder: Path) -> dict:
         "prompt_tokens_before": round(off["prompt_tokens_per_q"]),
         "prompt_tokens_after": round(on["prompt_tokens_per_q"]),
         "exec_error_pct_after": on["exec_error_rate"],
+        "same_final_sql": sum(sql_on[q] == sql_off.get(q) for q in sql_on),
         "results": str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder),
         "commit": _commit(folder),
+    }
+
+
+def _targets(samples: list[dict], args) -> dict:
+    """Each target of the benchmark, and whether every sample met it (None: not measured)."""
+    def every(check):
+        return all(check(s) for s in samples) if samples else None
+    macsql = _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None
+    cold = json.loads(args.cold.read_text(encoding="utf-8")) if args.cold else {}
+    first = cold.get("draft_answer_s", cold.get("run_finished_s"))
+    return {
+        "draft_p50_at_most_5_s": every(lambda s: s["draft_p50_s"] <= 5),
+        "final_p50_at_most_20_s": every(lambda s: s["final_p50_s"] <= 20),
+        "ex_at_most_1_point_below": every(lambda s: s["ex_after"] >= s["ex_before"] - 1),
+        "macsql_p50_at_most_12_s": None if macsql is None else macsql <= 12,
+        "cold_first_answer_at_most_30_s": None if first is None else first <= 30,
     }
 
 
@@ -81,6 +105,7 @@ def main() -> None:
         "macsql_p50_s": _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None,
         "cold_first_answer_s": cold.get("draft_answer_s", cold.get("run_finished_s")),
         "cold_whole_answer_s": cold.get("run_finished_s"),
+        "targets": _targets(samples, args),
         "machine": f"{platform.platform()}, {platform.machine()}, 2 CPUs, embedded "
                    "qwen2.5-coder-1.5b-instruct q4_k_m, temperature 0, cache off",
         "commit": commit, "date": str(date.today()), "note": args.note,

@@ -211,6 +211,22 @@ BENCHMARKS = [
     Benchmark("cold-start", ["bench/cold_start.py", "macsql"],
               "process start to the first agent event, embedded model",
               "the embedded model (make model)", "about 2 minutes", False, _model_ready),
+    Benchmark("unread-pool", ["bench/unread_pool.py", "--data", str(SPIDER), "--out",
+                              "bench/runs/unread-pool"],
+              "without the model: Spider dev without every question a committed evaluation "
+              "holds, the pool new unread samples are drawn from",
+              "the Spider dataset", "a few seconds", True, _spider_ready),
+    Benchmark("progressive-report", [
+        "bench/progressive_report.py",
+        *(f"--sample=seed {n}={RESULTS.parent}/progressive-seed{n}-selection" for n in (12, 13)),
+        "--macsql", f"{RESULTS.parent}/progressive-seed12-macsql",
+        "--cold", f"{RESULTS.parent}/cold-start-selection.json",
+        "--out", "bench/runs/progressive.json"],
+              "without the model: the speed-ups' figures (draft and final answer, with and "
+              "without them) from the committed evaluations, as in results/progressive.json",
+              "the committed results", "a second", True,
+              _files_committed(*(f"progressive-seed{n}-selection{o}/report.json"
+                                 for n in (12, 13) for o in ("", "-off")))),
     Benchmark("cold-start-warm", ["bench/cold_start.py", "macsql", "--warm"],
               "the same, the prompt prefix read first as the Ask page does while the question "
               "is typed: the wait from the question to the answer",
