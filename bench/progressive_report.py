@@ -68,6 +68,15 @@ def sample_entry(name: str, folder: Path) -> dict:
     }
 
 
+def _read_ahead(path: Path) -> dict:
+    """A cold start with the prompt prefix read first: what was read, then the wait after the
+    question."""
+    cold = json.loads(path.read_text(encoding="utf-8"))
+    keys = ("pipeline", "database", "prefix_tokens", "prefix_read_s",
+            "draft_answer_after_question_s", "run_finished_after_question_s", "commit")
+    return {key: cold.get(key) for key in keys if key in cold}
+
+
 def _targets(samples: list[dict], args) -> dict:
     """Each target of the benchmark, and whether every sample met it (None: not measured)."""
     def every(check):
@@ -90,6 +99,8 @@ def main() -> None:
                         help="a sample's name and its folder with today's defaults")
     parser.add_argument("--macsql", type=Path, help="a macsql evaluation folder")
     parser.add_argument("--cold", type=Path, help="bench/cold_start.py output for selection")
+    parser.add_argument("--cold-warm", type=Path, action="append", default=[],
+                        help="bench/cold_start.py --warm output (repeatable)")
     parser.add_argument("--note", default="", help="what else ran on the machine")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "progressive.json")
     args = parser.parse_args()
@@ -105,6 +116,7 @@ def main() -> None:
         "macsql_p50_s": _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None,
         "cold_first_answer_s": cold.get("draft_answer_s", cold.get("run_finished_s")),
         "cold_whole_answer_s": cold.get("run_finished_s"),
+        "read_ahead": [_read_ahead(path) for path in args.cold_warm],
         "targets": _targets(samples, args),
         "machine": f"{platform.platform()}, {platform.machine()}, 2 CPUs, embedded "
                    "qwen2.5-coder-1.5b-instruct q4_k_m, temperature 0, cache off",

@@ -221,6 +221,8 @@ BENCHMARKS = [
         *(f"--sample=seed {n}={RESULTS.parent}/progressive-seed{n}-selection" for n in (12, 13)),
         "--macsql", f"{RESULTS.parent}/progressive-seed12-macsql",
         "--cold", f"{RESULTS.parent}/cold-start-selection.json",
+        *(f"--cold-warm={RESULTS.parent}/cold-start-{n}-warm.json"
+          for n in ("selection", "macsql", "macsql-freight")),
         "--out", "bench/runs/progressive.json"],
               "without the model: the speed-ups' figures (draft and final answer, with and "
               "without them) from the committed evaluations, as in results/progressive.json",
