@@ -210,8 +210,8 @@ def _question_box(db_key: str | None, db, running: bool) -> None:
             _start(pipeline, db_key, db, question, evidence, params)
             if _active_job() is not None and not _active_job().finished:
                 st.rerun()  # draw the page again as it is now: Run disabled, Stop shown
-    elif (read_ahead := ui_warmup.caption(warming)) is not None:
-        st.caption(read_ahead)
+    else:
+        ui_warmup.show(warming)
 
 
 run_through_app()

@@ -113,3 +113,21 @@ def caption(item: Warmup | None) -> str | None:
         return "Reading the schema ahead of your question, so the first answer comes sooner…"
     tokens = f"{item.prompt_tokens:,} tokens" if item.prompt_tokens else "the schema"
     return f"Schema read ahead of the question ({tokens} in {item.seconds:.0f} s)."
+
+
+READ_AHEAD_REDRAW_S = 2.0
+
+
+def show(item: Warmup | None) -> None:
+    """The caption under the Run button. While the prefix is read it is redrawn alone every
+    few seconds (a fragment): the page itself does not rerun while a question is typed."""
+    if item is None or caption(item) is None:
+        return
+
+    def pane() -> None:
+        text = caption(item)
+        if text is not None:
+            st.caption(text)
+
+    st.fragment(pane, run_every=READ_AHEAD_REDRAW_S if item.reading else None)()
+
