@@ -77,13 +77,10 @@ def _read_ahead(path: Path) -> dict:
     return {key: cold.get(key) for key in keys if key in cold}
 
 
-def _targets(samples: list[dict], args) -> dict:
+def _targets(samples: list[dict], macsql: float | None, first: float | None) -> dict:
     """Each target of the benchmark, and whether every sample met it (None: not measured)."""
     def every(check):
         return all(check(s) for s in samples) if samples else None
-    macsql = _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None
-    cold = json.loads(args.cold.read_text(encoding="utf-8")) if args.cold else {}
-    first = cold.get("draft_answer_s", cold.get("run_finished_s"))
     return {
         "draft_p50_at_most_5_s": every(lambda s: s["draft_p50_s"] <= 5),
         "final_p50_at_most_20_s": every(lambda s: s["final_p50_s"] <= 20),
@@ -111,13 +108,15 @@ def main() -> None:
     cold = json.loads(args.cold.read_text(encoding="utf-8")) if args.cold else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
                             capture_output=True).stdout.strip()
+    macsql = _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None
+    first = cold.get("draft_answer_s", cold.get("run_finished_s"))
     report = {
         "samples": samples,
-        "macsql_p50_s": _report(args.macsql, "macsql")["seconds_p50"] if args.macsql else None,
-        "cold_first_answer_s": cold.get("draft_answer_s", cold.get("run_finished_s")),
+        "macsql_p50_s": macsql,
+        "cold_first_answer_s": first,
         "cold_whole_answer_s": cold.get("run_finished_s"),
         "read_ahead": [_read_ahead(path) for path in args.cold_warm],
-        "targets": _targets(samples, args),
+        "targets": _targets(samples, macsql, first),
         "machine": f"{platform.platform()}, {platform.machine()}, 2 CPUs, embedded "
                    "qwen2.5-coder-1.5b-instruct q4_k_m, temperature 0, cache off",
         "commit": commit, "date": str(date.today()), "note": args.note,

@@ -81,8 +81,8 @@ def prepare(pipeline, db_key: str | None, db, params: dict) -> Warmup | None:
     except (KeyError, TypeError, ValueError):
         return None
     key = key_for(pipeline, db_key, db, resolved, settings)
-    held = _registry().get(key)
-    if held is not None and not (held.stopped or held.error):
+    held = _registry().current(key)
+    if held is not None:
         return held
     services = ui_services.example_services(db)  # resolved here: the thread has no script context
     return _registry().start(
@@ -130,4 +130,3 @@ def show(item: Warmup | None) -> None:
             st.caption(text)
 
     st.fragment(pane, run_every=READ_AHEAD_REDRAW_S if item.reading else None)()
-

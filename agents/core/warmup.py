@@ -136,9 +136,17 @@ class Warmups:
         self._by_key: dict[str, Warmup] = {}
         self._turn = threading.Lock()
 
-    def get(self, key: str) -> Warmup | None:
+    def current(self, key: str) -> Warmup | None:
+        """``key``'s warm-up while it stands (reading, read, nothing to read, or failed
+        recently), or None when :meth:`start` would begin another."""
         with self._lock:
-            return self._by_key.get(key)
+            held = self._by_key.get(key)
+            return held if held is not None and self._stands(held) else None
+
+    @staticmethod
+    def _stands(held: Warmup) -> bool:
+        return held.reading or held.seconds is not None or held.empty or bool(
+            held.error and time.time() - held.started < RETRY_AFTER_S)
 
     def start(self, key: str, make_llm, prefix, *, busy=lambda llm: False) -> Warmup:
         """Warm ``key`` in a background thread unless it is warm, warming, empty or failed
@@ -148,8 +156,7 @@ class Warmups:
         redraw)."""
         with self._lock:
             held = self._by_key.get(key)
-            if held is not None and (held.reading or held.seconds is not None or held.empty or (
-                    held.error and time.time() - held.started < RETRY_AFTER_S)):
+            if held is not None and self._stands(held):
                 return held
             for other in self._by_key.values():
                 if other.reading:
