@@ -1,7 +1,8 @@
 """A unit in the question the SQL does not convert to: minutes asked, milliseconds compared.
 
 Schemas say units in column names (``duration_ms``, ``price_cents``, ``length_seconds``); a
-question says them in words ("longer than 5 minutes", "in dollars"). Where the question names
+question says them in words ("longer than 5 minutes", "in dollars"); both are read from
+:mod:`agents.db.units`. Where the question names
 a unit, the SQL reads a column whose name carries another unit of the same quantity, and the
 SQL does no arithmetic on that column (no ``/`` or ``*``), the result is likely in the wrong
 unit. Names only: no value is read.
@@ -14,33 +15,9 @@ import re
 from sqlglot import exp
 
 from agents.answer.sqlshape import outer_select
+from agents.db.units import QUANTITIES, column_unit, units_of
 
-# quantity -> {unit: (question words, column-name parts)}
-_UNITS = {
-    "time": {
-        "milliseconds": (("millisecond", "milliseconds", "ms"), ("ms", "millis",
-                                                                 "milliseconds")),
-        "seconds": (("seconds", "sec", "secs"), ("secs", "seconds")),
-        "minutes": (("minute", "minutes", "mins"), ("mins", "minutes")),
-        "hours": (("hour", "hours", "hrs"), ("hrs", "hours")),
-    },
-    "money": {
-        "cents": (("cent", "cents", "pence"), ("cents", "pence")),
-        "units": (("dollar", "dollars", "euro", "euros", "pound", "pounds", "usd", "eur"),
-                  ("dollars", "usd", "eur", "euros")),
-    },
-    "size": {
-        "bytes": (("byte", "bytes"), ("bytes",)),
-        "kilobytes": (("kilobyte", "kilobytes", "kb"), ("kb",)),
-        "megabytes": (("megabyte", "megabytes", "mb"), ("mb",)),
-    },
-}
 _WORD = re.compile(r"[a-z]+")
-_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # SizeMB -> Size, MB; duration_ms
-
-
-def _parts(name: str) -> set[str]:
-    return {p.casefold() for chunk in re.split(r"[^A-Za-z]+", name) for p in _PART.findall(chunk)}
 
 
 def _numbers(question: str) -> set[float]:
@@ -92,18 +69,17 @@ def unit_doubt(question: str, sql: str) -> str | None:
     if select is None:
         return None
     words = set(_WORD.findall((question or "").casefold()))
-    for units in _UNITS.values():
-        asked = [(u, sorted(words & set(qwords))[0]) for u, (qwords, _) in units.items()
-                 if words & set(qwords)]
+    for quantity in QUANTITIES:
+        asked = [(u, sorted(words & set(u.words))[0]) for u in units_of(quantity)
+                 if words & set(u.words)]
         if not asked:
             continue
-        asked_units = {u for u, _ in asked}
+        asked_units = {u.name for u, _ in asked}
         for column in select.find_all(exp.Column):
-            parts = _parts(column.name)
-            for unit, (_, cparts) in units.items():
-                if unit in asked_units or not parts & set(cparts):
-                    continue
-                if _unconverted(select, column, question):
-                    return (f"the question speaks of {asked[0][1]}; {column.name} holds "
-                            f"{unit} and the SQL does not convert it")
+            unit = column_unit(column.name)
+            if unit is None or unit.quantity != quantity or unit.name in asked_units:
+                continue
+            if _unconverted(select, column, question):
+                return (f"the question speaks of {asked[0][1]}; {column.name} holds "
+                        f"{unit.name} and the SQL does not convert it")
     return None

@@ -16,13 +16,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from agents.rules.registry import hint_at_execution
+from agents.rules.registry import evidence_for_agents, hint_at_execution
 from agents.core.events import LLMCall, Run, StepEvent, StepPartial
 from agents.outputs import Generic, Output
 from agents.llm.token_budget import over_context
 
 RETRIEVED_SCHEMA = "retrieved_schema"  # the state key the Schema Retriever leaves its selection in
 RETRIEVED_FIRST = "retrieved_first"    # ... and the tables its prompts write first, if any
+EVIDENCE_NOTE = ("Units in the schema (unit_notes): the evidence the agents read notes the "
+                 "units the column names and values say")
 
 
 class StepError(Exception):
@@ -65,6 +67,7 @@ class StepContext:
         self.services = services or {}
         self.event: StepEvent | None = None
         self._retrieved: tuple[str, Any] | None = None
+        self._evidence: tuple[tuple, str] | None = None
         self.on_partial = on_partial
 
     # -- fixed inputs -------------------------------------------------------------------------
@@ -74,7 +77,20 @@ class StepContext:
 
     @property
     def evidence(self) -> str:
-        return self.run.evidence
+        """The evidence the agents read: the run's, with what the pipeline's schema-context
+        rules add for the schema they see (the units note); the run's own is ``run.evidence``,
+        which is what retrieval ranks tables by."""
+        schema = self.schema
+        key = (id(schema), self.run.evidence, bool(self.params.get("unit_notes")))
+        if self._evidence is None or self._evidence[0] != key:
+            text = evidence_for_agents(getattr(self.pipeline, "rules", ()), self.params,
+                                       self.run.evidence, schema)
+            self._evidence = (key, text)
+        text = self._evidence[1]
+        if text != self.run.evidence and self.event is not None and \
+                EVIDENCE_NOTE not in self.event.notes:
+            self.note(EVIDENCE_NOTE)
+        return text
 
     @property
     def params(self) -> dict:

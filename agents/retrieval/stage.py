@@ -124,7 +124,7 @@ def retrieve(ctx: StepContext) -> str:
         raise StepError(f"the prompts leave no room for any schema: the model's context of "
                         f"{context_size(ctx.llm):,} tokens is taken by the instructions, the "
                         f"answer and the question; raise the context ({context_setting(ctx.llm)})")
-    ranked = candidates(ctx.db, ctx.question, ctx.evidence)
+    ranked = candidates(ctx.db, ctx.question, ctx.run.evidence)
     if not ranked.matched:
         ctx.note("no table matches the question's words or values: tables kept in "
                  "database order")

@@ -96,6 +96,11 @@ RULES: tuple[Rule, ...] = (
          "looks the question's words up among stored values and shows the matches to the writers",
          "agents.retrieval.value_grounding", switch="value_grounding",
          measured="bench/results/grounding-examples-*", recorded_off=("macsql",), off="off"),
+    Rule("unit_notes", "Units in the schema", LINT, SCHEMA_CONTEXT,
+         "columns whose names or values say a unit (duration_ms, charge_cents, Unix times) "
+         "are noted in the evidence, with conversion factors",
+         "agents.retrieval.unit_notes", switch="unit_notes",
+         acts="agents.retrieval.unit_notes:with_unit_notes"),
     Rule("demonstration_names", "Demonstration names", LINT, SCHEMA_CONTEXT,
          "notes names a model copied from a prompt's worked example instead of the database",
          "agents.rules.demonstration"),
@@ -276,6 +281,19 @@ def action(r: Rule) -> Callable:
     code, so any layer may read it."""
     module, _, name = r.acts.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def evidence_for_agents(names: Iterable[str], params: dict, evidence: str, schema) -> str:
+    """What the agents read as the run's evidence: the run's own, passed through the
+    schema-context rules among ``names`` that act, in the registry's order. Every action has
+    the signature ``(evidence, schema) -> str``; a note is a courtesy, so one that fails to
+    build leaves the evidence as it was."""
+    for r in acting_at(SCHEMA_CONTEXT, names, params):
+        try:
+            evidence = action(r)(evidence, schema)
+        except Exception:
+            continue
+    return evidence
 
 
 def hint_at_execution(names: Iterable[str], params: dict, db, error: str | None, sql: str,

@@ -146,7 +146,7 @@ call (``repair_from_hint``) -- the rewrite's fields, and, checking,
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext, StepError
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.pipelines import baseline
 from agents.rules import final_check, runnable_ending
 from ..common import macsql_schema
@@ -173,11 +173,12 @@ class CSMA(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "SQL and writes a new one, until a check is positive.")
     paper = ("Wu et al., Cooperative SQL Generation for Segmented Databases By Using "
              "Multi-functional LLM Agents")
-    rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
+    rules = ("whole_part", "unit_notes", "demonstration_names", "error_hints", "sqlite_functions",
              "name_rewrite", "outer_column_check", "ignore_unread_joins", "global_writer",
              "global_check", "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
+        unit_notes.param_spec(False),
         ParamSpec("n_agents", 2, "agents sharing the schema (equal contiguous split by table "
                   "order; ignored when a partition is given)", min=1, max=8),
         ParamSpec("partition", "", 'optional JSON of agent number to tables, e.g. {"1": '

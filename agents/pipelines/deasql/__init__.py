@@ -30,7 +30,7 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
 from . import (active_learning, classification, elements, execution_check, information_filter,
@@ -46,11 +46,12 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "lessons from typical errors.")
     paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
              "through Workflow Paradigm, Findings of ACL 2024")
-    rules = ("whole_part", "demonstration_names", "error_hints", "sqlite_functions",
+    rules = ("whole_part", "unit_notes", "demonstration_names", "error_hints", "sqlite_functions",
              "repeat_retry", "name_rewrite", "repair_from_hint", "drop_unread_joins",
              "match_stored_case")
     params = [
         whole_part.param_spec(False),
+        unit_notes.param_spec(False),
         ParamSpec("information_filter", True,
                   help="cut the schema to the tables and columns the question needs (off: the "
                        "whole schema)"),

@@ -332,7 +332,7 @@ def run(ctx: StepContext) -> str:
         schema, answer, template(str(HERE), "information_filter"))
     if style == COMPACT and selection is not None:
         selection, rows, more = widen(schema, answer, selection,
-                                      f"{ctx.question} {ctx.evidence or ''}")
+                                      f"{ctx.question} {ctx.run.evidence or ''}")
         notes = [n for n in notes if "for joins" not in n] + more
         key_info = [line for line in key_info if not line.startswith("calculation method:")]
     for note in notes:

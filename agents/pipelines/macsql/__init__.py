@@ -29,7 +29,7 @@ shows them as a list instead, ``off`` is the paper), so a value is written as it
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import Retrieving, retrieval_step, whole_part
+from ...retrieval import Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector, values
 
@@ -42,11 +42,12 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "sub-questions, Refiner repairs SQL that fails or returns nothing.")
     paper = ("Wang et al., MAC-SQL: A Multi-Agent Collaborative Framework for Text-to-SQL, "
              "COLING 2025")
-    rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
+    rules = ("whole_part", "unit_notes", "value_grounding", "demonstration_names", "error_hints",
              "sqlite_functions", "name_context", "repeat_retry", "name_rewrite",
              "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
+        unit_notes.param_spec(False),
         ParamSpec("use_selector", "context", kind="choice",
                   choices=["auto", "context", "always", "never"],
                   help="auto: the reference rule by column counts; context: only when the "

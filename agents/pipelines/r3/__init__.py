@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from . import steps
 
@@ -53,11 +53,12 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "the same SQL (consensus).")
     paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
              "Multi-Agent System for Text-to-SQL Tasks")
-    rules = ("whole_part", "error_hints", "sqlite_functions", "name_context", "repeat_retry",
+    rules = ("whole_part", "unit_notes", "error_hints", "sqlite_functions", "name_context", "repeat_retry",
              "name_rewrite", "repair_from_hint", "aggregate_gate", "drop_unread_joins",
              "match_stored_case")
     params = [
         whole_part.param_spec(False),
+        unit_notes.param_spec(False),
         ParamSpec("writer_style", "direct", "SQL-Writer prompting: cot (chain of thought), pot "
                   "(Python before SQL) or direct (the SQL alone)",
                   kind="choice", choices=["cot", "pot", "direct"]),

@@ -83,7 +83,7 @@ needed, so a run resumed at the vote with another order votes in that order. Out
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
-from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, whole_part
+from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.pipelines import baseline
 from agents.rules import final_check, runnable_ending
 from ..common import macsql_schema
@@ -102,11 +102,12 @@ class CandidateSelection(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "equal results and voted on; a selection agent decides an open vote.")
     paper = ("In the spirit of MCS-SQL (Lee et al., COLING 2025) and CHASE-SQL (Pourreza et al., "
              "ICLR 2025): multiple generators, selection by execution")
-    rules = ("whole_part", "value_grounding", "demonstration_names", "error_hints",
+    rules = ("whole_part", "unit_notes", "value_grounding", "demonstration_names", "error_hints",
              "sqlite_functions", "data_first", "shape_first", "empty_not_decisive",
              "doubt_last", "unrelated_parts", "repair_from_hint", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
+        unit_notes.param_spec(False),
         GeneratorList("generators", "cot,writer,decomposer", kind="str",
                       help="comma-separated writers, one candidate each, most trusted first: "
                            + ", ".join(GENERATORS)),
