@@ -182,6 +182,12 @@ BENCHMARKS = [
                                 "--set", "renamed_spider=bench/results/renamed-spider-unread:",
                                 "--set", "renamed_spider=bench/results/renamed-spider-unread-"
                                 "seeded:",
+                                "--set", "renamed_spider=bench/results/renamed-spider-unread-"
+                                "fresh:",
+                                "--set", "renamed_spider=bench/results/renamed-spider-unread-"
+                                "fresh-deasql:",
+                                "--set", "renamed_spider=bench/results/renamed-spider-unread-"
+                                "fresh-r3:",
                                 "--out", "bench/runs/unseen.json"],
               "the unseen-schema sets' figures per pipeline, unread and read halves apart, from "
               "the committed evaluations (bench/results/unseen.json)",
