@@ -11,14 +11,13 @@ import sqlite3
 
 import pytest
 
-from agents.core.config import Settings
 from agents.core.engine import run_to_end, start_run
-from agents.core.warmup import _RecordingClient
 from agents.db.database import open_database
 from agents.db.units import column_unit
 from agents.pipelines import get_pipeline, list_pipelines
 from agents.retrieval.unit_notes import HEADING, unit_notes, with_unit_notes
 from agents.rules.registry import SCHEMA_CONTEXT, acting_at
+from first_request import first_request
 from scripted_llm import prompt_text
 
 SQL = """
@@ -111,22 +110,11 @@ def test_every_prompt_of_a_run_reads_the_note_when_it_is_on(tmp_path, llm, scrip
     assert not any("unit_notes" in note for e in run.events for note in e.notes)
 
 
-class _Local:
-    """What the prompts are built for: the embedded model's settings (its context budget)."""
-    settings = Settings(provider="local")
-    model = "m"
-
-
 @pytest.mark.parametrize("name", ["macsql", "deasql", "r3", "csma", "selection"])
 def test_each_pipeline_s_first_prompt_carries_the_note_when_it_is_on(tmp_path, name):
     db = _db(tmp_path, SQL)
     for on in (True, False):
-        recorder = _RecordingClient(_Local())
-        run = start_run(get_pipeline(name), "Which tracks are longer than 3 minutes?", db,
-                        recorder, params={"unit_notes": on}, answer_checks=False)
-        for _ in run:
-            if recorder.messages is not None:
-                break
-        run.close()
-        text = "\n".join(m["content"] for m in recorder.messages)
+        messages = first_request(get_pipeline(name), db, "Which tracks are longer than 3 "
+                                 "minutes?", params={"unit_notes": on})
+        text = "\n".join(m["content"] for m in messages)
         assert ("track.duration_ms: milliseconds" in text) is on

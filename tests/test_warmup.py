@@ -7,29 +7,13 @@ import threading
 import pytest
 
 from agents.core.config import Settings
-from agents.core.engine import start_run
-from agents.core.warmup import (STAND_IN, Warmups, _RecordingClient, cut_before,
+from agents.core.warmup import (STAND_IN, Warmups, cut_before,
                                 first_prompt_prefix, warm)
 from agents.db.database import open_database
 from agents.pipelines import get_pipeline, list_pipelines
+from first_request import LocalModel, first_request
 
 QUESTION = "How many customers are there in each country?"
-
-
-class _Local:
-    """What the prompts are built for: the embedded model's settings (its context budget)."""
-    settings = Settings(provider="local")
-    model = "m"
-
-
-def _first_request(pipeline, db, question):
-    recorder = _RecordingClient(_Local())
-    run = start_run(pipeline, question, db, recorder, answer_checks=False)
-    for _ in run:
-        if recorder.messages is not None:
-            break
-    run.close()
-    return recorder.messages
 
 
 @pytest.fixture
@@ -42,8 +26,8 @@ def shop(sample_dbs):
 @pytest.mark.parametrize("name", [p.name for p in list_pipelines()])
 def test_the_prefix_is_where_every_pipeline_s_first_prompt_begins(shop, name):
     pipeline = get_pipeline(name)
-    prefix = first_prompt_prefix(pipeline, shop, _Local())
-    real = _first_request(pipeline, shop, QUESTION)
+    prefix = first_prompt_prefix(pipeline, shop, LocalModel())
+    real = first_request(pipeline, shop, QUESTION)
     assert prefix and real
     *whole, cut = prefix
     assert real[:len(whole)] == whole

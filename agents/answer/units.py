@@ -2,10 +2,9 @@
 
 Schemas say units in column names (``duration_ms``, ``price_cents``, ``length_seconds``); a
 question says them in words ("longer than 5 minutes", "in dollars"); both are read from
-:mod:`agents.db.units`. Where the question names
-a unit, the SQL reads a column whose name carries another unit of the same quantity, and the
-SQL does no arithmetic on that column (no ``/`` or ``*``), the result is likely in the wrong
-unit. Names only: no value is read.
+:mod:`agents.db.units`. Where the question names a unit, the SQL reads a column whose name
+carries another unit of the same quantity, and the SQL does no arithmetic on that column (no
+``/`` or ``*``), the result is likely in the wrong unit. Names only: no value is read.
 """
 
 from __future__ import annotations

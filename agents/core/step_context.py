@@ -23,8 +23,6 @@ from agents.llm.token_budget import over_context
 
 RETRIEVED_SCHEMA = "retrieved_schema"  # the state key the Schema Retriever leaves its selection in
 RETRIEVED_FIRST = "retrieved_first"    # ... and the tables its prompts write first, if any
-EVIDENCE_NOTE = ("Units in the schema (unit_notes): the evidence the agents read notes the "
-                 "units the column names and values say")
 
 
 class StepError(Exception):
@@ -67,7 +65,7 @@ class StepContext:
         self.services = services or {}
         self.event: StepEvent | None = None
         self._retrieved: tuple[str, Any] | None = None
-        self._evidence: tuple[tuple, str] | None = None
+        self._evidence: tuple[tuple, str, str | None] | None = None
         self.on_partial = on_partial
 
     # -- fixed inputs -------------------------------------------------------------------------
@@ -81,15 +79,16 @@ class StepContext:
         rules add for the schema they see (the units note); the run's own is ``run.evidence``,
         which is what retrieval ranks tables by."""
         schema = self.schema
-        key = (id(schema), self.run.evidence, bool(self.params.get("unit_notes")))
+        key = (id(schema), self.run.evidence)  # the params are fixed for the run
         if self._evidence is None or self._evidence[0] != key:
-            text = evidence_for_agents(getattr(self.pipeline, "rules", ()), self.params,
-                                       self.run.evidence, schema)
-            self._evidence = (key, text)
-        text = self._evidence[1]
-        if text != self.run.evidence and self.event is not None and \
-                EVIDENCE_NOTE not in self.event.notes:
-            self.note(EVIDENCE_NOTE)
+            text, added = evidence_for_agents(getattr(self.pipeline, "rules", ()),
+                                              self.params, self.run.evidence, schema)
+            note = ("Schema context: the evidence the agents read has the notes of " +
+                    ", ".join(f"{r.title} ({r.name})" for r in added)) if added else None
+            self._evidence = (key, text, note)
+        _, text, note = self._evidence
+        if note and self.event is not None and note not in self.event.notes:
+            self.note(note)
         return text
 
     @property

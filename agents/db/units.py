@@ -55,9 +55,6 @@ UNITS: tuple[Unit, ...] = (
     Unit("volume", "litres", ("litre", "litres", "liter", "liters"), ("litres", "liters"), 1000),
 )
 QUANTITIES = tuple(dict.fromkeys(u.quantity for u in UNITS))
-# the unit a note converts to, per quantity (the one a question most often asks in)
-READABLE = {"time": "minutes", "money": "units of the currency", "size": "megabytes",
-            "length": "kilometres", "mass": "kilograms", "volume": "litres"}
 
 _SHORT = 4  # parts this long or shorter are abbreviations: a unit only at a name's end
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # SizeMB -> Size, MB; duration_ms

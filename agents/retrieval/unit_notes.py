@@ -110,7 +110,6 @@ def with_unit_notes(evidence: str, schema) -> str:
     return f"{evidence.rstrip()}\n{note}" if (evidence or "").strip() else note
 
 
-
 def param_spec(default: bool):
     """The pipeline option (see ``bench/README.md`` for the measurement its default follows)."""
     return ParamSpec(PARAM, default, origin=STUDIO,

@@ -283,17 +283,22 @@ def action(r: Rule) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-def evidence_for_agents(names: Iterable[str], params: dict, evidence: str, schema) -> str:
+def evidence_for_agents(names: Iterable[str], params: dict, evidence: str, schema
+                        ) -> tuple[str, list[Rule]]:
     """What the agents read as the run's evidence: the run's own, passed through the
-    schema-context rules among ``names`` that act, in the registry's order. Every action has
-    the signature ``(evidence, schema) -> str``; a note is a courtesy, so one that fails to
-    build leaves the evidence as it was."""
+    schema-context rules among ``names`` that act, in the registry's order, and the rules that
+    added to it. Every action has the signature ``(evidence, schema) -> str``; a note is a
+    courtesy, so one that fails to build leaves the evidence as it was."""
+    added = []
     for r in acting_at(SCHEMA_CONTEXT, names, params):
         try:
-            evidence = action(r)(evidence, schema)
+            text = action(r)(evidence, schema)
         except Exception:
             continue
-    return evidence
+        if text != evidence:
+            evidence = text
+            added.append(r)
+    return evidence, added
 
 
 def hint_at_execution(names: Iterable[str], params: dict, db, error: str | None, sql: str,
