@@ -12,9 +12,9 @@ the same way. Runs stored before kinds existed are read through :func:`infer_kin
 """
 
 from .base import Generic, Output, infer_kind, kinds, load, register
-from .common import (Decomposition, ExecutionCheck, ResultSummary, SchemaSelection, SQLDraft,
-                     SQLRepair, ValueMatches)
+from .common import (Decomposition, ExecutionCheck, FreshSQL, ResultSummary, SchemaSelection,
+                     SQLDraft, SQLRepair, ValueMatches)
 
 __all__ = ["Output", "Generic", "register", "load", "kinds", "infer_kind", "SQLDraft",
-           "SchemaSelection", "Decomposition", "SQLRepair", "ExecutionCheck", "ResultSummary",
-           "ValueMatches"]
+           "SchemaSelection", "Decomposition", "SQLRepair", "ExecutionCheck", "FreshSQL",
+           "ResultSummary", "ValueMatches"]

@@ -251,3 +251,49 @@ class ValueMatches(Output):
             lines.append(f"  {m.get('table')}.{m.get('column')} = '{m.get('value')}'{said}")
         skipped = [f"  not searched: {len(self.skipped)} column(s) or step(s)"]
         return lines + (skipped if self.skipped else [])
+
+
+@register
+@dataclass
+class FreshSQL(Output):
+    """SQL written afresh from the run's schema after the repairs ended on SQL that fails
+    (:mod:`agents.pipelines.fresh_writer`); the run's SQL when it runs (``taken``), else the
+    run ends as the repairs left it."""
+
+    kind: ClassVar[str] = "fresh_sql"
+    required: ClassVar[tuple[str, ...]] = ("sql",)
+    sql: str = ""
+    tables: list = field(default_factory=list)
+    executes: bool | None = None
+    taken: bool | None = None
+    failed_sql: str | None = None     # the SQL the repairs ended on
+    failed_error: str | None = None   # its error
+    first_sql: str | None = None      # the writer's first SQL, when a repair wrote ``sql``
+    first_error: str | None = None
+    from_hint: bool | None = None     # the repair: the hint's version, no model call (True)
+    hint_rewrite: str | None = None
+    written_sql: str | None = None    # the SQL as the model wrote it, when ``sql`` is its rewrite
+    written_error: str | None = None
+    rewrite: str | None = None
+
+    def text_lines(self) -> list[str]:
+        lines = ["  the repairs ended on SQL that fails"
+                 + (f" ({self.failed_error})" if self.failed_error else "")]
+        if self.first_sql:
+            how = (f": taken from the hint, no model call ({self.hint_rewrite})"
+                   if self.from_hint else " by the model" if self.from_hint is False else "")
+            lines.append(f"  the writer's first SQL failed ({self.first_error}) and was "
+                         f"repaired{how}")
+        if self.rewrite:
+            lines.append(f"  its SQL failed ({self.written_error}) and was rewritten: "
+                         f"{self.rewrite}")
+        if self.taken:
+            return lines + ["  it runs: it is the answer", "  SQL:", indent(format_sql(self.sql), 4)]
+        if self.sql:
+            lines += ["  it fails too:", indent(format_sql(self.sql), 4)]
+        else:
+            lines.append("  it wrote no SQL")
+        return lines + ["  the run keeps the SQL the repairs ended on"]
+
+    def shown_sql(self) -> list[str]:
+        return [self.sql, self.failed_sql or "", self.first_sql or "", self.written_sql or ""]

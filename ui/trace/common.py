@@ -1,12 +1,13 @@
 """Views of the output kinds several pipelines share: a SQL draft, a schema selection, a
-decomposition, a repair, an execution check, the values found in the data, the Final check."""
+decomposition, a repair, an execution check, the values found in the data, the writer afresh, the
+Final check."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from agents.outputs import (Decomposition, ExecutionCheck, SchemaSelection, SQLDraft, SQLRepair,
-                            ValueMatches)
+from agents.outputs import (Decomposition, ExecutionCheck, FreshSQL, SchemaSelection, SQLDraft,
+                            SQLRepair, ValueMatches)
 from agents.rules.final_check import FinalCheck
 from agents.db.sqltext import format_sql
 
@@ -128,6 +129,34 @@ def render_value_matches(found: ValueMatches) -> None:
         bits.append(f"{len(found.skipped)} column(s) or step(s) not searched"
                     + (f" ({', '.join(reasons)})" if reasons else ""))
     st.caption(" · ".join(bits))
+
+
+@view(FreshSQL.kind)
+def render_fresh_sql(step: FreshSQL) -> None:
+    """The repairs ended on SQL that fails: one writer wrote the SQL afresh from the run's
+    schema; its SQL is the answer when it runs, else the run ends as the repairs left it."""
+    failed = f" ({text(step.failed_error)})" if step.failed_error else ""
+    st.markdown(f"The repairs ended on SQL that fails{failed}. A writer reads the run's schema "
+                "and writes the SQL afresh with the single prompt, without the failing SQL.")
+    with st.expander("The SQL the repairs ended on"):
+        st.code(format_sql(step.failed_sql or ""), language="sql", wrap_lines=True)
+    if step.first_sql:
+        st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
+                    "repaired once" + ("." if step.from_hint else ", told the error."))
+        repaired_by_note(step.from_hint, step.hint_rewrite)
+        with st.expander("Its first SQL"):
+            st.code(format_sql(step.first_sql), language="sql", wrap_lines=True)
+    if step.rewrite and step.written_sql:
+        rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
+                       step.rewrite)
+    if step.taken:
+        st.markdown(badge("its SQL runs: it is the answer", "green"))
+    elif step.sql:
+        st.markdown(badge("its SQL fails too: the run ends as the repairs left it", "orange"))
+    else:
+        st.markdown(badge("it wrote no SQL: the run ends as the repairs left it", "orange"))
+    if step.sql:
+        st.code(format_sql(step.sql), language="sql", wrap_lines=True)
 
 
 @view(FinalCheck.kind)

@@ -15,6 +15,7 @@ from agents.db.schema import Schema
 from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.pipelines.common import user_message
+from agents.pipelines.baseline import question_text as baseline_question
 from agents.pipelines.macsql import decomposer as macsql_decomposer
 from agents.pipelines.csma import schema_ops as ops
 
@@ -54,9 +55,8 @@ def agent_label(agent: int) -> str:
 
 
 def question_text(ctx: StepContext) -> str:
-    evidence = (ctx.evidence or "").strip()
-    question = ctx.question.strip()
-    return f"{question}\nHint: {evidence}" if evidence else question
+    """The question with the run's evidence as its hint, as the single prompt reads it."""
+    return baseline_question(ctx.question, ctx.evidence)
 
 
 def known_schema(ctx: StepContext, agent: int) -> ops.SchemaMap:

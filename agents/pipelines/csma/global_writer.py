@@ -41,20 +41,13 @@ Either way it makes one model call (two with the repair), only in runs ending at
 
 from __future__ import annotations
 
-import dataclasses
-
 from agents.runs.candidates import Candidate, has_data, results_equal
 from agents.core.engine import StepContext, StepError
-from agents.rules.name_rewrite import hint_with_rewrite
-from agents.rules.runnable_ending import HINT_PARAM, asks_model, repair_from_hint
-from agents.llm.parsing import extract_sql
-from agents.llm.prompts import load, render
+from agents.rules.runnable_ending import HINT_PARAM
 from agents.db.sqltext import same_sql
-from ..baseline import HERE as BASELINE_PROMPTS, ddl_with_examples
-from ..common import user_message
-from ..r3.steps import HERE as R3_PROMPTS
+from .. import fresh_writer
 from . import schema_ops as ops
-from .context import question_text, rewrites_names, runnable_version
+from .context import rewrites_names
 from .outputs import GlobalWriterSQL
 
 PARAM = "global_writer"
@@ -120,33 +113,9 @@ def write(ctx: StepContext) -> None:
 
 def _written(ctx: StepContext, shared: ops.SchemaMap):
     """``(sql, result, extra)``: the writer's SQL from the global schema, after the name
-    rewrite and, when it still fails, one repair; ``extra`` holds the output's fields for the
-    repair and the rewrite."""
-    visible = ops.restrict(ctx.schema, shared)
-    messages = user_message(render(load(str(BASELINE_PROMPTS), "writer"),
-                                   schema=ddl_with_examples(visible),
-                                   question=question_text(ctx)))
-    first = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-    sql, result, rewritten = runnable_version(ctx, ctx.execute(first), shared, ctx.execute)
-    repair = {}
-    if not result.ok:  # one repair in its conversation, told the error (and the hint)
-        hint = _hint(ctx, result, visible)
-        hinted = repair_from_hint(ctx, result.sql, result.error, hint, schema=visible,
-                                  record=True)
-        if hinted is not None:  # the hint's version runs: no model call
-            return hinted.sql, hinted.result, {"first_sql": first, "first_error": result.error,
-                                               "from_hint": True, "hint_rewrite": hinted.change}
-        messages = messages + [
-            {"role": "assistant", "content": f"```sql\n{first}\n```"},
-            {"role": "user", "content": render(load(str(R3_PROMPTS), "exec_error"), sql=first,
-                                               error=dataclasses.replace(
-                                                   result, hint=hint).feedback())}]
-        second = ctx.ask(messages, parse=extract_sql, max_tokens=MAX_TOKENS).strip()
-        repair = {"first_sql": first, "first_error": result.error,
-                  **({} if asks_model(ctx) is None else {"from_hint": False})}
-        sql, result, rewritten = runnable_version(ctx, ctx.execute(second), shared,
-                                                  ctx.execute)
-    return sql, result, {**repair, **(rewritten or {})}
+    rewrite and, when it still fails, one repair (:func:`..fresh_writer.written`, the writer
+    the other pipelines' repairs end with, here shown only the global schema)."""
+    return fresh_writer.written(ctx, ops.restrict(ctx.schema, shared))
 
 
 def _check(ctx: StepContext, sql: str, result, extra: dict, base: dict) -> None:
@@ -229,10 +198,3 @@ def agents_sqls(data: dict) -> list[str]:
         if isinstance(sql, str) and sql.strip() and not any(same_sql(sql, s) for s in seen):
             seen.append(sql)
     return seen
-
-
-def _hint(ctx: StepContext, result, visible) -> str | None:
-    """The hint the writer reads with the error, built from the global schema only (never a
-    table the agents did not share); None when hints are off."""
-    return (hint_with_rewrite(ctx.db, result.error, result.sql, visible,
-                              timeout=ctx.limits.timeout) if ctx.limits.hints else None)

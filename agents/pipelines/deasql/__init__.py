@@ -30,6 +30,7 @@ Working state (``ctx.data``): ``entities`` and ``main_metric`` (rewritten questi
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
+from .. import fresh_writer
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from .shared import COMPACT, PAPER, foreign_key_lines, table_info
@@ -47,8 +48,8 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
     paper = ("Xie et al., Decomposition for Enhancing Attention: Improving LLM-based Text-to-SQL "
              "through Workflow Paradigm, Findings of ACL 2024")
     rules = ("whole_part", "unit_notes", "demonstration_names", "error_hints", "sqlite_functions",
-             "repeat_retry", "name_rewrite", "repair_from_hint", "drop_unread_joins",
-             "match_stored_case")
+             "repeat_retry", "name_rewrite", "repair_from_hint", "fresh_writer",
+             "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         unit_notes.param_spec(False),
@@ -78,6 +79,7 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
+        fresh_writer.param_spec(False),
         ParamSpec("variant", COMPACT, kind="choice", choices=[COMPACT, PAPER],
                   help="compact: prompts and a whole-table filter for small models; paper: the "
                        "paper's prompts and filter"),
@@ -102,7 +104,8 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         Step("active_learning", "Active learning", active_learning.run,
              "Apply the lessons of typical error cases", then=("execution_check",)),
         Step("execution_check", "Execution check", execution_check.run,
-             "Run the SQL and repair it if it fails", then=(END,)),
+             "Run the SQL and repair it if it fails", then=(END, fresh_writer.STEP)),
+        fresh_writer.step(),
         final_check.step(),
     ]
 

@@ -6,7 +6,8 @@ read-only and, on an error, shows the model the error (against the whole schema,
 information filter dropped a needed column) up to ``repair_attempts`` times; a name error comes
 with the hint of :mod:`agents.rules.error_hints`. When the repairs end on SQL that still fails on a
 column name, the run ends on the version one clear change makes run (``name_rewrite``,
-:mod:`..runnable_ending`). Where the error's hint already holds the version of the query that
+:mod:`..runnable_ending`); where it still fails, one writer may write it afresh from the schema
+(``fresh_writer``, :mod:`..fresh_writer`). Where the error's hint already holds the version of the query that
 runs, that version, run again under the run's limits, is the repair, with no model call
 (``repair_from_hint``; off, the model is asked).
 
@@ -22,6 +23,7 @@ from agents.core.engine import StepContext, StepError
 from agents.rules.error_hints import (NO_SUCH_COLUMN, NO_SUCH_TABLE, missing_name, name_error_match,
     query_tables)
 from ...outputs import ExecutionCheck
+from .. import fresh_writer
 from agents.db.sqltext import same_sql
 from agents.rules.repeat_retry import ask_unrepeated
 from agents.rules.runnable_ending import (HINT_PARAM, asks_model, repair_from_hint,
@@ -48,7 +50,7 @@ def tables_in_view(sql: str, error: str | None, schema) -> str:
     return "\n".join(lines) or "(none of the query's tables exists)"
 
 
-def run(ctx: StepContext) -> None:
+def run(ctx: StepContext) -> str | None:
     sql = ctx.data.get("sql")
     if not sql:
         raise StepError("there is no SQL to execute")
@@ -102,7 +104,11 @@ def run(ctx: StepContext) -> None:
                                   repairs=history, **written), sql=sql)
     if not result.ok:
         tried = f" after {attempt} repair attempt(s)" if attempt else ""
-        raise StepError(f"the SQL does not run{tried}: {result.error}")
+        failure = f"the SQL does not run{tried}: {result.error}"
+        afresh = fresh_writer.hand_over(ctx, result, failure)
+        if afresh:
+            return afresh
+        raise StepError(failure)
     ctx.note(f"the SQL runs: {result.row_count} row(s)"
              + (f" after {attempt} repair(s)" if attempt else "")
              + ("; rewritten to run" if written else ""))

@@ -29,6 +29,7 @@ shows them as a list instead, ``off`` is the paper), so a value is written as it
 from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
+from .. import fresh_writer
 from ...retrieval import Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from . import decomposer, prompt_budget, refiner, selector, values
@@ -44,7 +45,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              "COLING 2025")
     rules = ("whole_part", "unit_notes", "value_grounding", "demonstration_names", "error_hints",
              "sqlite_functions", "name_context", "repeat_retry", "name_rewrite",
-             "repair_from_hint", "drop_unread_joins", "match_stored_case")
+             "repair_from_hint", "fresh_writer", "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         unit_notes.param_spec(False),
@@ -76,6 +77,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
+        fresh_writer.param_spec(False),
         *final_check.param_specs(),
     ]
     # the paper's prompts, failing SQL kept as written, the reference rule for the Selector,
@@ -92,7 +94,8 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         Step("decomposer", "Decomposer", decomposer.run, "Decompose the question and write SQL",
              then=("refiner",)),
         Step("refiner", "Refiner", refiner.run, "Execute the SQL and repair it",
-             then=("refiner", END)),
+             then=("refiner", END, fresh_writer.STEP)),
+        fresh_writer.step(),
         final_check.step(),
     ]
 

@@ -12,7 +12,8 @@ has, so it may name a table the Selector left out, to join if the question needs
 any error, a line when the same SQL has failed before. Where that hint already holds the version
 of the query that runs, the pass takes it as its repair, run again under the run's limits,
 without asking the model (``repair_from_hint``, :mod:`agents.rules.runnable_ending`; off, the
-model is asked as in the paper).
+model is asked as in the paper). Where the loop ends on SQL that fails to run, one writer may
+write it afresh from the schema (``fresh_writer``, :mod:`..fresh_writer`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from agents.db.sqltext import same_sql
 from agents.core.engine import StepContext, StepError
 from ...outputs import SQLRepair
+from .. import fresh_writer
 from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from ..common import evidence_text, macsql_schema, user_message
@@ -69,7 +71,7 @@ def run(ctx: StepContext) -> str | None:
                                  attempt=attempts), sql=sql)
         ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit}); "
                  f"keeping the last SQL")
-        return None
+        return fresh_writer.hand_over(ctx, result)
 
     attempt = attempts + 1
     hinted = None if result.ok else repair_from_hint(ctx, sql, result.error, result.hint)
@@ -93,8 +95,9 @@ def run(ctx: StepContext) -> str | None:
     if same_sql(repaired, sql):
         ctx.note("the repair is the same SQL as before; asking again would give the same answer"
                  if not retried(ctx) else "the sampled repair is the same SQL as before too")
-        end_on_rewrite(ctx, sql, result, attempt)
-        return None
+        if end_on_rewrite(ctx, sql, result, attempt):
+            return None
+        return fresh_writer.hand_over(ctx, result)
     ctx.data["sql"] = repaired
     return "refiner"
 

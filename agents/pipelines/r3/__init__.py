@@ -30,7 +30,9 @@ and columns). The paper's behaviour is one switch away (``writer_style="cot"`` o
 off); each step's inputs
 say which ran. When the writer's corrections are spent and the SQL still fails on a column name,
 the version one clear change makes run goes on to the reviewers (``name_rewrite``,
-:mod:`..runnable_ending`; off, the run fails there as before). And where a failing query's
+:mod:`..runnable_ending`; off, the run fails there as before); where none does, one writer may
+write the SQL afresh from the schema and the run ends on it if it runs (``fresh_writer``,
+:mod:`..fresh_writer`). And where a failing query's
 hint already holds that version, the correction is that version, with no model call
 (``repair_from_hint``; off, the writer is asked as in the paper).
 """
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 from agents.core.engine import END, STUDIO, ParamSpec, Pipeline, Step, StepContext
 
+from .. import fresh_writer
 from ...retrieval import RetrievalSpec, Retrieving, retrieval_step, unit_notes, whole_part
 from agents.rules import final_check, repeat_retry, runnable_ending
 from . import steps
@@ -53,9 +56,9 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
                    "the same SQL (consensus).")
     paper = ("Xia et al., R³: \"This is My SQL, Are You With Me?\" A Consensus-Based "
              "Multi-Agent System for Text-to-SQL Tasks")
-    rules = ("whole_part", "unit_notes", "error_hints", "sqlite_functions", "name_context", "repeat_retry",
-             "name_rewrite", "repair_from_hint", "aggregate_gate", "drop_unread_joins",
-             "match_stored_case")
+    rules = ("whole_part", "unit_notes", "error_hints", "sqlite_functions", "name_context",
+             "repeat_retry", "name_rewrite", "repair_from_hint", "fresh_writer", "aggregate_gate",
+             "drop_unread_joins", "match_stored_case")
     params = [
         whole_part.param_spec(False),
         unit_notes.param_spec(False),
@@ -88,6 +91,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
+        fresh_writer.param_spec(False),
         *final_check.param_specs(),
     ]
     # the paper's behaviour was the default before the small-model options, the runnable
@@ -98,7 +102,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         retrieval_step(then=("write",)),
         Step("write", "SQL-Writer", steps.write, "SQL-Writer drafts the SQL", then=("execute",)),
         Step("execute", "Execution", steps.execute, "Execute the SQL",
-             then=("fix", "invite", "review", END)),
+             then=("fix", "invite", "review", END, fresh_writer.STEP)),
         Step("fix", "SQL-Writer", steps.fix, "SQL-Writer corrects an execution error",
              then=("execute",)),
         Step("invite", "Invitation", steps.invite, "Invite reviewer personas", then=("review",)),
@@ -106,6 +110,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
              then=("review", "revise", END)),
         Step("revise", "Rebuttal/Revision", steps.revise, "SQL-Writer rebuts or revises",
              then=("execute", END)),
+        fresh_writer.step(),
         final_check.step(),
     ]
 

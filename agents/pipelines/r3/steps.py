@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agents.core.engine import StepContext, StepError
 from ...outputs import ExecutionCheck, SQLDraft, SQLRepair
+from .. import fresh_writer
 from .outputs import Review, ReviewerInvitation, Revision
 from agents.llm.prompts import load, render
 
@@ -25,8 +26,8 @@ from . import dialogue
 from .replies import (distinct_personas, parse_personas, parse_review, parse_writer_reply,
                       persona_label)
 from agents.rules.name_context import name_error_context
+from .gates import reject_revision
 from .result_table import result_table
-from agents.rules.arbitrary_rows import arbitrary_row_aggregate
 from agents.db.sqltext import same_sql, sql_diff
 from agents.rules.repeat_retry import ask_unrepeated, failed_before
 from agents.rules.runnable_ending import (HINT_PARAM, asks_model, repair_from_hint,
@@ -187,7 +188,11 @@ def execute(ctx: StepContext) -> str | None:
             return "fix"
         ending = runnable_ending(ctx, result)
         if ending is None:
-            raise StepError(f"the SQL still fails after {limit} correction(s): {result.error}")
+            failure = f"the SQL still fails after {limit} correction(s): {result.error}"
+            afresh = fresh_writer.hand_over(ctx, result, failure)
+            if afresh:
+                return afresh
+            raise StepError(failure)
         sql, result, written = ending
         data["sql"] = sql
     data["result"] = {"sql": sql, "ok": True, "table": result_table(result, RESULT_ROWS),
@@ -204,41 +209,6 @@ def execute(ctx: StepContext) -> str | None:
         return None
     start_round(data)
     return "review"
-
-
-def reject_revision(ctx: StepContext, result, revised_from: dict) -> bool:
-    """Whether a revision is refused, the SQL before it staying final (the loop ends).
-    ``revision_gate="execution"``: a revision that fails to run, or returns no rows where the SQL
-    before it returned some. ``aggregate_gate``: a revision that runs but takes columns from an
-    arbitrary row (an aggregate beside an ungrouped column, :mod:`agents.rules.arbitrary_rows`) where
-    the SQL before it did not -- in the traces, a revision "simplifying" away the GROUP BY of a
-    per-group count."""
-    data = ctx.data
-    why, judge = None, "Execution decides"
-    if ctx.params["revision_gate"] == "execution":
-        if not result.ok:
-            why = f"the revised SQL fails ({result.error})"
-        elif result.row_count == 0 and revised_from.get("rows"):
-            why = (f"the revised SQL returns no rows where the SQL before it returned "
-                   f"{revised_from['rows']}")
-    if why is None and result.ok and ctx.params["aggregate_gate"]:
-        found = arbitrary_row_aggregate(revised_from["revision"])
-        if found and not arbitrary_row_aggregate(revised_from["sql"]):
-            why = (f"the revised SQL takes its other columns from an arbitrary row ({found}), "
-                   "which the SQL before it did not")
-            judge = "The aggregate check"
-    if why is None:
-        return False
-    data["sql"] = revised_from["sql"]
-    data["round"] = max(1, data["round"] - 1)
-    data["stop_reason"] = "revision_rejected"
-    if data.get("rounds"):
-        data["rounds"][-1] = {**data["rounds"][-1], "adopted": False}
-    ctx.set_output(ExecutionCheck(ok=result.ok, rows=result.row_count if result.ok else None,
-                                  error=result.error, error_class=result.error_class,
-                                  round=data["round"], refused=why), sql=revised_from["sql"])
-    ctx.note(f"{judge}: {why}, so the revision is not adopted and the SQL before it is final.")
-    return True
 
 
 def correction_message(ctx: StepContext, sql: str, error: str) -> str:
