@@ -40,7 +40,7 @@ def test_sql_that_still_fails_is_a_failed_step_with_the_error(db, llm, scripted_
     broken = "SELECT nme FROM singer"
     script(scripted_llm, **{GENERATE: json.dumps({"sql": broken}),
                             CORRECT: json.dumps({"sql": broken})})
-    result = run(db, llm, repair_attempts=0)
+    result = run(db, llm, repair_attempts=0, fresh_writer=False)
     step = event(result, "execution_check")
     assert step.status == "error" and "does not run" in step.error and "nme" in step.error
     assert result.status == "failed" and result.final_sql == broken
@@ -114,7 +114,7 @@ def test_without_repeat_temperature_a_repeated_repair_ends_the_check(db, llm, sc
 
 def test_an_unusable_sampled_repair_leaves_the_first_answer(db, llm, scripted_llm):
     broken = script_repeating_repair(scripted_llm, sampled="I do not know.")
-    result = run(db, llm, repeat_temperature=0.8)
+    result = run(db, llm, repeat_temperature=0.8, fresh_writer=False)
     step = event(result, "execution_check")
     assert len(step.calls) == 3  # the repair, the sampled one and its parse retry
     assert "the first answer stands" in step.notes[1]

@@ -185,3 +185,9 @@ def test_the_rule_is_declared_and_drawn_in_the_graph(pipeline):
     assert declared.switch == fresh_writer.PARAM and declared.hook == "repair ending"
     line = next(line for line in rules_table([pipeline]).splitlines() if "Writer afresh" in line)
     assert pipeline.name in line
+
+
+@pytest.mark.parametrize("pipeline", [MACSQL, DEASQL, R3])
+def test_it_is_on_by_default_and_runs_recorded_before_it_replay_without_it(pipeline):
+    assert pipeline.resolve_params({})[fresh_writer.PARAM] is True
+    assert pipeline.resolve_recorded({"name_rewrite": True})[fresh_writer.PARAM] is False

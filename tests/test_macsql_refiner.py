@@ -62,7 +62,7 @@ def test_refiner_gives_up_after_max_refine(small_db, llm, scripted_llm):
 def test_refiner_stops_when_the_repair_changes_nothing(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope FROM singer")))
     scripted_llm.when(REFINER, "```sql\nSELECT nope FROM singer;\n```")
-    result = run(small_db, llm)
+    result = run(small_db, llm, fresh_writer=False)
     assert [e.agent for e in result.events].count("Refiner") == 1
     assert "same SQL" in result.events[-1].notes[0]
 
@@ -100,7 +100,7 @@ def test_the_ending_leaves_other_errors_as_they_are(small_db, llm, scripted_llm)
     for broken in ("SELECT name FROM singer WHERE", "SELECT nope FROM singer"):
         scripted_llm.clear()
         scripted_llm.when(DECOMPOSER, decomposition(("q", broken)))
-        result = run(small_db, llm, max_refine=0)
+        result = run(small_db, llm, max_refine=0, fresh_writer=False)
         last = result.events[-1]
         assert last.parsed["status"] == "gave_up" and "rewrite" not in last.parsed
         assert result.final_sql == broken and result.result["ok"] is False
@@ -108,7 +108,8 @@ def test_the_ending_leaves_other_errors_as_they_are(small_db, llm, scripted_llm)
 
 def test_without_name_rewrite_the_failing_sql_is_kept(small_db, llm, scripted_llm):
     scripted_llm.when(DECOMPOSER, decomposition(("q", WRONG_ALIAS)))
-    result = run(small_db, llm, "Who sang in 2015?", max_refine=0, name_rewrite=False)
+    result = run(small_db, llm, "Who sang in 2015?", max_refine=0, name_rewrite=False,
+                 fresh_writer=False)
     last = result.events[-1]
     assert last.parsed["status"] == "gave_up" and last.inputs["name_rewrite"] is False
     assert result.final_sql == WRONG_ALIAS and result.result["ok"] is False

@@ -135,7 +135,8 @@ RULES: tuple[Rule, ...] = (
     Rule("fresh_writer", "Writer afresh", CHANGES_RESULT, REPAIR_ENDING,
          "when the repairs end on SQL that fails, one writer writes it afresh from the schema "
          "with the single prompt; its SQL is taken only if it runs",
-         "agents.pipelines.fresh_writer", switch="fresh_writer"),
+         "agents.pipelines.fresh_writer", switch="fresh_writer",
+         measured="bench/results/fresh-writer/", recorded_off=("macsql", "deasql", "r3")),
     Rule("aggregate_gate", "Arbitrary-row gate", CHANGES_RESULT, AGREEMENT_CHECK,
          "a revision that leaves an aggregate beside an ungrouped column is refused",
          "agents.rules.arbitrary_rows", switch="aggregate_gate",

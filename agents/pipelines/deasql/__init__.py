@@ -79,7 +79,7 @@ class DeaSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
-        fresh_writer.param_spec(False),
+        fresh_writer.param_spec(True),
         ParamSpec("variant", COMPACT, kind="choice", choices=[COMPACT, PAPER],
                   help="compact: prompts and a whole-table filter for small models; paper: the "
                        "paper's prompts and filter"),

@@ -77,7 +77,7 @@ class MacSQL(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
-        fresh_writer.param_spec(False),
+        fresh_writer.param_spec(True),
         *final_check.param_specs(),
     ]
     # the paper's prompts, failing SQL kept as written, the reference rule for the Selector,

@@ -91,7 +91,7 @@ class R3Pipeline(final_check.ChecksFinalSQL, Retrieving, Pipeline):
         repeat_retry.param_spec(),
         runnable_ending.param_spec(),
         runnable_ending.hint_param_spec(),
-        fresh_writer.param_spec(False),
+        fresh_writer.param_spec(True),
         *final_check.param_specs(),
     ]
     # the paper's behaviour was the default before the small-model options, the runnable
