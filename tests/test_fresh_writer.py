@@ -10,11 +10,13 @@ import pytest
 
 import deasql_script
 import r3_script
+from agents.core.engine import resume_run, run_to_end
 from agents.pipelines import fresh_writer
 from agents.pipelines.deasql import PIPELINE as DEASQL
 from agents.pipelines.macsql import PIPELINE as MACSQL
 from agents.pipelines.r3 import PIPELINE as R3
 from agents.rules.registry import rule, rules_table
+from bench_scripts import bench_script
 from deasql_script import event, script
 from macsql_script import DECOMPOSER, REFINER, decomposition
 from macsql_script import run as run_macsql
@@ -100,26 +102,63 @@ def test_with_the_switch_off_the_execution_check_fails_the_run(db, llm, scripted
     assert fresh_requests(scripted_llm) == []
 
 
-def test_the_writer_writes_once_per_run(db, llm, scripted_llm):
-    """Resumed at the execution check after the writer wrote, the run fails there: the writer
-    does not write again in the same run."""
+def test_resumed_at_the_writer_with_sql_that_runs_it_keeps_that_sql(db, llm, scripted_llm):
     script_failing_deasql(scripted_llm, "SELECT a1 FROM singer", "SELECT a2 FROM singer")
+    first = run_deasql(db, llm, fresh_writer=True)
+    index = next(e.index for e in first.events if e.step == fresh_writer.STEP)
+    edited = dict(first.events[index - 1].data, sql=FRESH)
+    calls = len(scripted_llm.requests)
+    second = run_to_end(resume_run(DEASQL, first, index, db, llm, data=edited))
+    assert len(scripted_llm.requests) == calls  # the writer did not write
+    assert second.status == "done" and second.final_sql == FRESH
+    assert second.events[index].status == "skipped"
+
+
+def test_resumed_at_the_writer_with_the_switch_off_the_run_fails_as_before(db, llm,
+                                                                           scripted_llm):
+    script_failing_deasql(scripted_llm, "SELECT a1 FROM singer", "SELECT a2 FROM singer")
+    first = run_deasql(db, llm, fresh_writer=True)
+    index = next(e.index for e in first.events if e.step == fresh_writer.STEP)
+    calls = len(scripted_llm.requests)
+    second = run_to_end(resume_run(DEASQL, first, index, db, llm,
+                                   params={**first.params, fresh_writer.PARAM: False}))
+    assert len(scripted_llm.requests) == calls
+    assert second.status == "failed" and "the SQL does not run" in second.error
+    assert "the writer afresh is off" in second.error and second.final_sql == BROKEN
+
+
+def test_resumed_at_the_ending_the_failure_is_handed_over_again(db, llm, scripted_llm):
+    script_failing_deasql(scripted_llm, "SELECT a1 FROM singer", "SELECT a2 FROM singer")
+    first = run_deasql(db, llm, fresh_writer=True)
+    index = next(e.index for e in first.events if e.step == "execution_check")
+    assert "afresh" not in first.events[index - 1].data  # the state before the ending
+    second = run_to_end(resume_run(DEASQL, first, index, db, llm))
+    assert [e.step for e in second.events[index:]] == ["execution_check", fresh_writer.STEP]
+    assert second.events[-1].data["afresh"]["sql"] == BROKEN
+
+
+def test_a_writer_whose_answer_holds_no_sql_leaves_deasqls_failure_as_it_was(db, llm,
+                                                                             scripted_llm):
+    scripted_llm.when(WRITER, "I do not know.")
+    script_failing_deasql(scripted_llm)
     result = run_deasql(db, llm, fresh_writer=True)
-    data = result.events[-1].data
-    assert data["afresh"]["sql"] == BROKEN
-    assert fresh_writer.hand_over(_Ctx(data), _Failing()) is None
+    step = result.events[-1]
+    assert step.step == fresh_writer.STEP and result.status == "failed"
+    assert step.parsed["sql"] == "" and step.parsed["taken"] is False
+    assert "the SQL does not run" in step.error and "the writer wrote no SQL" in step.error
 
 
-class _Failing:
-    ok, sql, error = False, BROKEN, "no such column: nme"
-
-
-class _Ctx:
-    def __init__(self, data):
-        self.data, self.params = data, {fresh_writer.PARAM: True}
-
-    def note(self, text):
-        raise AssertionError("the writer has written in this run: nothing to note")
+def test_a_writer_whose_answer_holds_no_sql_leaves_macsqls_last_sql(small_db, llm,
+                                                                   scripted_llm):
+    scripted_llm.when(WRITER, "I do not know.")
+    scripted_llm.when(DECOMPOSER, decomposition(("q", "SELECT nope0 FROM singer")))
+    scripted_llm.when(REFINER, "```sql\nSELECT nope0 FROM singer\n```")
+    result = run_macsql(small_db, llm, name_rewrite=False, fresh_writer=True)
+    step = result.events[-1]
+    assert step.step == fresh_writer.STEP and result.status == "done"
+    assert step.parsed["sql"] == "" and step.parsed["taken"] is False
+    assert any("the writer wrote no SQL" in n for n in step.notes)
+    assert result.final_sql == "SELECT nope0 FROM singer"
 
 
 # -- R³: spent corrections hand their failure over ------------------------------------------
@@ -133,10 +172,23 @@ def test_r3s_spent_corrections_go_on_to_the_writer(db, llm, scripted_llm):
     assert [e.step for e in result.events] == ["write", "execute", "fix", "execute",
                                                fresh_writer.STEP]
     assert result.events[-1].parsed["taken"] is True and result.final_sql == FRESH
+    state = result.events[-1].data  # the loop's failure is not left behind
+    assert state["stop_reason"] == "fresh_writer" and state["last_error"] is None
     scripted_llm.push(*[r3_script.writer(BROKEN)] * 2)
     off = r3_script.run(db, llm, n_reviewers=1, max_fix_attempts=1, name_rewrite=False,
                         repair_from_hint=False, fresh_writer=False)
     assert off.status == "failed" and "still fails after 1 correction(s)" in off.error
+
+
+def test_r3s_writer_failing_too_fails_the_run_with_the_corrections_error(db, llm,
+                                                                         scripted_llm):
+    scripted_llm.when(WRITER, "```sql\nSELECT a1 FROM singer\n```")
+    scripted_llm.push(*[r3_script.writer(BROKEN)] * 2)
+    result = r3_script.run(db, llm, n_reviewers=1, max_fix_attempts=1, name_rewrite=False,
+                           repair_from_hint=False, fresh_writer=True)
+    assert result.status == "failed" and result.events[-1].step == fresh_writer.STEP
+    assert "still fails after 1 correction(s)" in result.error
+    assert "its SQL fails too" in result.error and result.final_sql == BROKEN
 
 
 # -- MAC-SQL: a Refiner that gives up hands its last SQL over ---------------------------------
@@ -169,7 +221,8 @@ def test_an_empty_result_is_not_handed_over(small_db, llm, scripted_llm):
     empty = "SELECT name FROM singer WHERE country = 'Mars'"
     scripted_llm.when(DECOMPOSER, decomposition(("q", empty)))
     scripted_llm.when(REFINER, f"```sql\n{empty}\n```")
-    result = run_macsql(small_db, llm, fresh_writer=True)
+    result = run_macsql(small_db, llm, refine_empty_result=True, fresh_writer=True)
+    assert "same SQL" in result.events[-1].notes[0]  # the Refiner's loop ended on it
     assert fresh_writer.STEP not in [e.step for e in result.events]
     assert fresh_requests(scripted_llm) == []
 
@@ -191,3 +244,24 @@ def test_the_rule_is_declared_and_drawn_in_the_graph(pipeline):
 def test_it_is_on_by_default_and_runs_recorded_before_it_replay_without_it(pipeline):
     assert pipeline.resolve_params({})[fresh_writer.PARAM] is True
     assert pipeline.resolve_recorded({"name_rewrite": True})[fresh_writer.PARAM] is False
+
+
+def test_the_measurement_resumes_exactly_the_runs_that_ended_on_failing_sql(
+        db, llm, scripted_llm, monkeypatch):
+    """``bench/fresh_writer.py`` finds a run's failing ending, and no ending that runs."""
+    measure = bench_script(monkeypatch, "fresh_writer")
+    find = measure.failing_ending("execution_check")
+    script_failing_deasql(scripted_llm, FRESH)
+    failing = run_deasql(db, llm, fresh_writer=False)
+    assert find(failing) == len(failing.events) - 1
+    scripted_llm.clear()
+    deasql_script.script(scripted_llm)
+    assert find(run_deasql(db, llm)) is None  # it runs: nothing to resume
+    taken = measure.describe(run_deasql_failing_then_fresh(db, llm, scripted_llm), 0)
+    assert taken == {"fresh_writer": True, "taken": True}
+
+
+def run_deasql_failing_then_fresh(db, llm, server):
+    server.clear()
+    script_failing_deasql(server, FRESH)
+    return run_deasql(db, llm, fresh_writer=True)

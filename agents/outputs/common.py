@@ -288,7 +288,8 @@ class FreshSQL(Output):
             lines.append(f"  its SQL failed ({self.written_error}) and was rewritten: "
                          f"{self.rewrite}")
         if self.taken:
-            return lines + ["  it runs: it is the answer", "  SQL:", indent(format_sql(self.sql), 4)]
+            return lines + ["  it runs: it is the answer", "  SQL:",
+                            indent(format_sql(self.sql), 4)]
         if self.sql:
             lines += ["  it fails too:", indent(format_sql(self.sql), 4)]
         else:

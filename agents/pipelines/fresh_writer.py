@@ -36,7 +36,7 @@ from agents.llm.parsing import extract_sql
 from agents.llm.prompts import load, render
 from agents.outputs import FreshSQL
 from agents.rules.name_rewrite import hint_with_rewrite, rewrite_or_none, take_rewrite
-from agents.rules.runnable_ending import asks_model, repair_from_hint
+from agents.rules.runnable_ending import HINT_PARAM, asks_model, repair_from_hint
 from .baseline import HERE as BASELINE_PROMPTS, ddl_with_examples, question_text
 from .common import user_message
 
@@ -59,12 +59,18 @@ def step() -> Step:
                 then=(END,))
 
 
+def wanted(ctx: StepContext, result) -> bool:
+    """Whether a repair loop ending on ``result`` goes on to the writer: its SQL fails, the
+    switch is on and the writer has not written in this run."""
+    return not result.ok and bool(ctx.params.get(PARAM)) and not ctx.data.get("afresh")
+
+
 def hand_over(ctx: StepContext, result, failure: str | None = None) -> str | None:
     """Where a repair loop ends on ``result``, SQL that fails to run: :data:`STEP`, the step the
     run goes on to, when the switch is on and the writer has not written in this run; None
     otherwise. ``failure`` is how the loop's step would have failed the run (None: it ends on
     its SQL), which the writer's step fails with if its own SQL fails too."""
-    if result.ok or not ctx.params.get(PARAM) or ctx.data.get("afresh"):
+    if not wanted(ctx, result):
         return None
     ctx.data["afresh"] = {"sql": result.sql, "error": result.error, "failure": failure}
     ctx.note(f"the repairs end on SQL that fails: a writer writes it afresh from the schema "
@@ -75,14 +81,21 @@ def hand_over(ctx: StepContext, result, failure: str | None = None) -> str | Non
 def write(ctx: StepContext) -> None:
     data = ctx.data
     handed = data.get("afresh") or {}
-    failing = handed.get("sql") or data.get("sql")
+    failing = data.get("sql")
     if not failing:
         ctx.skip("nothing to do: the run has no SQL")
         return None
-    ctx.set_inputs(sql=failing, error=handed.get("error"),
-                   tables=[t.name for t in ctx.schema.tables],
-                   name_rewrite=bool(ctx.params.get("name_rewrite")))
-    base = {"failed_sql": failing, "failed_error": handed.get("error"),
+    if not ctx.params.get(PARAM):  # resumed here with the switch off
+        return _kept(ctx, handed, "the writer afresh is off")
+    # run again here: a run resumed at this step with edited SQL that runs keeps it
+    ran = ctx.db.execute(failing, timeout=ctx.limits.timeout, max_rows=1)
+    if ran.ok:
+        ctx.skip("nothing to do: the SQL runs")
+        return None
+    ctx.set_inputs(sql=failing, error=ran.error, tables=[t.name for t in ctx.schema.tables],
+                   name_rewrite=bool(ctx.params.get("name_rewrite")),
+                   repair_from_hint=bool(ctx.params.get(HINT_PARAM)))
+    base = {"failed_sql": failing, "failed_error": ran.error,
             "tables": [t.name for t in ctx.schema.tables]}
     try:
         sql, result, extra = written(ctx, ctx.schema)
@@ -97,12 +110,19 @@ def write(ctx: StepContext) -> None:
         ctx.execute(failing)
         return _kept(ctx, handed, f"its SQL fails too ({result.error})")
     data["sql"] = sql
+    data["afresh"] = {**handed, "taken": True}
+    for key in ("last_error", "last_error_class"):  # the failure a repair loop kept (R³)
+        if key in data:
+            data[key] = None
+    if "stop_reason" in data:
+        data["stop_reason"] = "fresh_writer"
     ctx.note(f"the writer's SQL runs: {result.row_count} row(s); it is the answer")
     return None
 
 
 def _kept(ctx: StepContext, handed: dict, why: str) -> None:
-    """The writer did not mend the run: it ends as the repair loop would have."""
+    """The writer did not mend the run: it ends as the repair loop would have (failed with its
+    error, or on its last SQL)."""
     if handed.get("failure"):
         raise StepError(f"{handed['failure']}; {why}")
     ctx.note(f"{why}: the run keeps its last SQL")

@@ -54,7 +54,6 @@ PARAM = "global_writer"
 CHECK_PARAM = "global_check"
 DATA_FIRST_PARAM = "global_data_first"
 STEP = "global_writer"
-MAX_TOKENS = 500
 
 
 def wanted(ctx: StepContext, failing: bool | None = None) -> bool:

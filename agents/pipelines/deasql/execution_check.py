@@ -7,9 +7,9 @@ information filter dropped a needed column) up to ``repair_attempts`` times; a n
 with the hint of :mod:`agents.rules.error_hints`. When the repairs end on SQL that still fails on a
 column name, the run ends on the version one clear change makes run (``name_rewrite``,
 :mod:`..runnable_ending`); where it still fails, one writer may write it afresh from the schema
-(``fresh_writer``, :mod:`..fresh_writer`). Where the error's hint already holds the version of the query that
-runs, that version, run again under the run's limits, is the repair, with no model call
-(``repair_from_hint``; off, the model is asked).
+(``fresh_writer``, :mod:`..fresh_writer`). Where the error's hint already holds the version of
+the query that runs, that version, run again under the run's limits, is the repair, with no
+model call (``repair_from_hint``; off, the model is asked).
 
 In the ``compact`` variant the repair prompt also lists, next to the error, every column of the
 tables the query uses and of the tables that have the missing name: a small model given the

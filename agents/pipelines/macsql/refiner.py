@@ -69,8 +69,8 @@ def run(ctx: StepContext) -> str | None:
             return None
         ctx.set_output(SQLRepair(status="gave_up", error=error, error_class=error_class,
                                  attempt=attempts), sql=sql)
-        ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit}); "
-                 f"keeping the last SQL")
+        ctx.note(f"still failing after {attempts} repair(s) (max_refine={limit})"
+                 + ("" if fresh_writer.wanted(ctx, result) else "; keeping the last SQL"))
         return fresh_writer.hand_over(ctx, result)
 
     attempt = attempts + 1
