@@ -188,6 +188,12 @@ BENCHMARKS = [
                                 "fresh-deasql:",
                                 "--set", "renamed_spider=bench/results/renamed-spider-unread-"
                                 "fresh-r3:",
+                                "--set", "renamed_spider=bench/results/renamed-spider-unread-"
+                                "fresh-writer:",
+                                "--set", "freight_ops=bench/results/unseen-fresh-writer-freight-"
+                                "ops-unread:bench/runs/unseen/freight_ops/unread.json",
+                                "--set", "people_ops=bench/results/unseen-fresh-writer-people-"
+                                "ops-unread:bench/runs/unseen/people_ops/unread.json",
                                 "--out", "bench/runs/unseen.json"],
               "the unseen-schema sets' figures per pipeline, unread and read halves apart, from "
               "the committed evaluations (bench/results/unseen.json)",
@@ -304,6 +310,14 @@ BENCHMARKS = [
               "recorded runs resumed at their first repair of a name error with another "
               "repair prompt: EX before and after, questions changed",
               "the embedded model and the Spider dataset", "about 10 minutes", False,
+              _model_and_spider_ready),
+    Benchmark("fresh-writer", ["bench/fresh_writer.py", "--pipeline", "deasql", "--results",
+                               "bench/results/fresh-seed11-deasql", "--data", str(SPIDER),
+                               "--param", "fresh_writer=true", "--out",
+                               "bench/runs/fresh-writer-seed11-deasql.json"],
+              "recorded runs that ended on SQL that fails, resumed at their ending with the "
+              "writer afresh: EX before and after, questions changed",
+              "the embedded model and the Spider dataset", "about 3 minutes", False,
               _model_and_spider_ready),
     Benchmark("failed-checks", ["bench/archive/failed_checks.py", "--results",
                                 "bench/results/seed7-deasql-compact", "--data", str(SPIDER),

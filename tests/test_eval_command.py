@@ -122,6 +122,7 @@ FINAL_CHECK = ("drop_unread_joins", "drop_unread_from_table", "read_through_join
 # repair_from_hint came after every folder below: off in what each of them ran
 FINAL_CHECK_OFF = {**{name: False for name in FINAL_CHECK}, "repair_from_hint": False}
 FINAL_CHECK_ON = {**{name: True for name in FINAL_CHECK}, "repair_from_hint": True}
+WRITER_OFF, WRITER_ON = {"fresh_writer": False}, {"fresh_writer": True}  # macsql, deasql, r3
 
 def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path):
     """MAC-SQL's Decomposer prompt was the paper's by default when a folder recorded
@@ -135,21 +136,23 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
     macsql = get_pipeline("macsql")
     assert macsql.replay_defaults() == {"decomposer_prompt": "paper", "refiner_prompt": "paper",
                                        "name_rewrite": False, "use_selector": "auto",
-                                       "value_grounding": "off", **FINAL_CHECK_OFF}
+                                       "value_grounding": "off", **FINAL_CHECK_OFF,
+                                       **WRITER_OFF}
     base = {"dataset": "d", "sample_mode": "stratified", "seed": 8, "keep_distinct": False,
             "model": "m", "error_hints": True, "examples": None}
     (tmp_path / "manifest.json").write_text(json.dumps({**base, "params": {"macsql": {}}}))
     today = _recorded_params({}, [macsql])
     assert today == {"macsql": {"decomposer_prompt": "graded", "refiner_prompt": "tables",
                                 "name_rewrite": True, "use_selector": "context",
-                                "value_grounding": "examples", **FINAL_CHECK_ON}}
+                                "value_grounding": "examples", **FINAL_CHECK_ON,
+                                **WRITER_ON}}
     with pytest.raises(UsageError, match="'decomposer_prompt': 'paper'.* there, .*"
                                          "'decomposer_prompt': 'graded'.* now"):
         _check_manifest(tmp_path, {**base, "params": today})
     paper = _recorded_params({"macsql": {"decomposer_prompt": "paper",
                                          "refiner_prompt": "paper", "name_rewrite": False,
                                          "use_selector": "auto", "value_grounding": "off",
-                                         **FINAL_CHECK_OFF}}, [macsql])
+                                         **FINAL_CHECK_OFF, **WRITER_OFF}}, [macsql])
     _check_manifest(tmp_path, {**base, "params": paper})
     # a folder evaluated with both variants asked for by name, before the runnable ending,
     # resumes with it off only
@@ -160,19 +163,20 @@ def test_a_manifest_recorded_before_a_default_changed_keeps_what_it_ran(tmp_path
         _check_manifest(tmp_path, {**base, "params": today})
     _check_manifest(tmp_path, {**base, "params": _recorded_params(
         {"macsql": {"name_rewrite": False, "use_selector": "auto", "value_grounding": "off",
-                    **FINAL_CHECK_OFF}}, [macsql])})
+                    **FINAL_CHECK_OFF, **WRITER_OFF}}, [macsql])})
     # DEA-SQL's and CSMA's paper variants were their defaults before the compact ones, and
     # R³'s paper behaviour before its small-model options; a folder of each resumes with what
     # it ran
     r3_paper = {"writer_style": "cot", "review_prompt": "paper", "revision_gate": "paper",
                 "fix_prompt": "paper", "name_rewrite": False, "aggregate_gate": False,
-                **FINAL_CHECK_OFF}
+                **FINAL_CHECK_OFF, **WRITER_OFF}
     r3_small = {"writer_style": "direct", "review_prompt": "strict",
                 "revision_gate": "execution", "fix_prompt": "tables", "name_rewrite": True,
-                "aggregate_gate": True, **FINAL_CHECK_ON}
+                "aggregate_gate": True, **FINAL_CHECK_ON, **WRITER_ON}
     for name, paper, small, refused in (
-            ("deasql", {"variant": "paper", "name_rewrite": False, **FINAL_CHECK_OFF},
-             {"variant": "compact", "name_rewrite": True, **FINAL_CHECK_ON},
+            ("deasql", {"variant": "paper", "name_rewrite": False, **FINAL_CHECK_OFF,
+                        **WRITER_OFF},
+             {"variant": "compact", "name_rewrite": True, **FINAL_CHECK_ON, **WRITER_ON},
              "'variant': 'paper'.* there, .*'variant': 'compact'"),
             ("csma", {"variant": "paper", "check_method": "verdict", "name_rewrite": False,
                       "ignore_unread_joins": False, "global_writer": False, "global_check": False,
@@ -294,11 +298,11 @@ def test_a_manifest_written_before_parameters_were_recorded_keeps_the_defaults_o
     with pytest.raises(UsageError, match="'variant': 'paper'.* there"):
         _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [deasql])})
     paper = _recorded_params({"deasql": {"variant": "paper", "name_rewrite": False,
-                                         **FINAL_CHECK_OFF}}, [deasql])
+                                         **FINAL_CHECK_OFF, **WRITER_OFF}}, [deasql])
     _check_manifest(tmp_path, {**base, "params": paper})
     written = json.loads((tmp_path / "manifest.json").read_text())
     assert written["params"] == {"deasql": {"variant": "paper", "name_rewrite": False,
-                                            **FINAL_CHECK_OFF}}
+                                            **FINAL_CHECK_OFF, **WRITER_OFF}}
     # a pipeline not evaluated there before is free to join the folder with its defaults
     baseline = get_pipeline("baseline")
     _check_manifest(tmp_path, {**base, "params": _recorded_params({}, [baseline])})
