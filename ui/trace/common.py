@@ -13,7 +13,8 @@ from agents.db.sqltext import format_sql
 
 from . import view
 from .parts import (badge, cell, error_line, markdown_table, name, names, prose,
-                    render_sql_change, repaired_by_note, rewritten_note, round_prefix, text)
+                    render_sql_change, repaired_by_note, rewritten_note, round_prefix, text,
+                    writer_repair_notes)
 
 _DECISIONS = {"keep_all": "keep all columns", "drop_all": "dropped", "columns": "keep some columns"}
 _STYLES = {"cot": "chain of thought", "pot": "program of thoughts",
@@ -140,15 +141,7 @@ def render_fresh_sql(step: FreshSQL) -> None:
                 "and writes the SQL afresh with the single prompt, without the failing SQL.")
     with st.expander("The SQL the repairs ended on"):
         st.code(format_sql(step.failed_sql or ""), language="sql", wrap_lines=True)
-    if step.first_sql:
-        st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
-                    "repaired once" + ("." if step.from_hint else ", told the error."))
-        repaired_by_note(step.from_hint, step.hint_rewrite)
-        with st.expander("Its first SQL"):
-            st.code(format_sql(step.first_sql), language="sql", wrap_lines=True)
-    if step.rewrite and step.written_sql:
-        rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
-                       step.rewrite)
+    writer_repair_notes(step)
     if step.taken:
         st.markdown(badge("its SQL runs: it is the answer", "green"))
     elif step.sql:

@@ -10,8 +10,8 @@ from agents.pipelines.csma.outputs import (AgentSQL, GlobalWriterSQL, SchemaExtr
 from agents.db.sqltext import format_sql
 
 from . import view
-from .parts import (badge, cell, markdown_table, name, names, repaired_by_note, rewritten_note,
-                    round_prefix, schema_table, text)
+from .parts import (badge, cell, markdown_table, name, names, rewritten_note,
+                    round_prefix, schema_table, text, writer_repair_notes)
 
 _POSITIVE = {"positive", "correct", "right", "yes", "true", "ok", "valid", "pass"}
 
@@ -167,15 +167,7 @@ def render_global_writer(step: GlobalWriterSQL) -> None:
     if step.taken and step.mode != "check":
         with st.expander("The agents' SQL"):
             st.code(format_sql(step.agents_sql or ""), language="sql", wrap_lines=True)
-    if step.first_sql:
-        st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
-                    "repaired once" + ("." if step.from_hint else ", told the error."))
-        repaired_by_note(step.from_hint, step.hint_rewrite)
-        with st.expander("Its first SQL"):
-            st.code(format_sql(step.first_sql), language="sql", wrap_lines=True)
-    if step.rewrite and step.written_sql:
-        rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
-                       step.rewrite)
+    writer_repair_notes(step)
     if step.mode == "check":
         _render_global_check(step)
         return

@@ -144,3 +144,17 @@ def repaired_by_note(from_hint: bool | None, change: str | None = None) -> None:
                     "run again under the run's limits")
     elif from_hint is False:
         st.caption("Asked the model: the hint held no version of the query that runs")
+
+
+def writer_repair_notes(step) -> None:
+    """How a writer that starts afresh (CSMA's global writer, the writer afresh) came to its
+    SQL: its first SQL repaired once, and the name rewrite of its SQL as written."""
+    if step.first_sql:
+        st.markdown(f"Its first SQL failed ({text(step.first_error or 'error')}) and was "
+                    "repaired once" + ("." if step.from_hint else ", told the error."))
+        repaired_by_note(step.from_hint, step.hint_rewrite)
+        with st.expander("Its first SQL"):
+            st.code(format_sql(step.first_sql), language="sql", wrap_lines=True)
+    if step.rewrite and step.written_sql:
+        rewritten_note("Its SQL as the model wrote it", step.written_sql, step.written_error,
+                       step.rewrite)
